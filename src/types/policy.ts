@@ -1,0 +1,70 @@
+/**
+ * The policy contract. One interface for scripted policies, the embedded transformer and real
+ * LLMs behind the OpenAI-compatible API. `act` is batched: the episode loop advances every live
+ * episode by one turn per call, so the embedded model decodes them in lock-step with one KV cache
+ * and an endpoint policy sends the requests concurrently. A policy may keep per-episode state (a KV
+ * cache) keyed by `episodeId`; the loop calls `release` when an episode ends.
+ */
+import type { Task } from "./task.ts";
+import type { Turn } from "./trajectory.ts";
+
+/** Maps text to token ids and back; embedded policies expose theirs so observations are encoded once. */
+export interface Tokenizer {
+  encode(text: string): number[];
+  decode(ids: number[]): string;
+  readonly vocabSize: number;
+}
+
+/** Description of a tool as the policy sees it (OpenAI function format for chat policies). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments. */
+  parameters: Record<string, unknown>;
+  /** Argument carried by the tagged text protocol. */
+  textArgument: string;
+}
+
+export interface PolicyContext {
+  episodeId: string;
+  task: Task;
+  /** Prompt of the episode (text protocol) and its ids when the policy has a tokenizer. */
+  prompt: { text: string; tokenIds: number[] };
+  /** Finished turns so far, each with its observation. */
+  turns: readonly Turn[];
+  tools: readonly ToolSpec[];
+  /** Seed of the episode; sampling policies derive their randomness from it. */
+  seed: number;
+  /** Most tokens the policy may generate in this turn. */
+  maxTokens: number;
+}
+
+/** A chat tool call as returned by an OpenAI-compatible server. */
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text of the arguments, parsed (and possibly rejected) by the episode loop. */
+  arguments: string;
+}
+
+export interface PolicyStep {
+  text: string;
+  tokenIds: number[];
+  logprobs: number[] | null;
+  /** Chat policies only: the tool calls of the message. */
+  toolCalls?: ChatToolCall[];
+  /** `length`: the token budget ran out mid-turn. */
+  finishReason: "stop" | "length" | "tool-calls" | "error";
+  /** Set when the policy itself failed (an endpoint error after retries): recorded, not thrown. */
+  error?: string;
+}
+
+export interface Policy {
+  readonly id: string;
+  /** `text`: the tagged protocol (`<search> … </search>`); `chat`: OpenAI tool calls. */
+  readonly protocol: "text" | "chat";
+  readonly tokenizer?: Tokenizer;
+  act(contexts: readonly PolicyContext[], options?: { signal?: AbortSignal }): Promise<PolicyStep[]>;
+  release?(episodeIds: readonly string[]): void;
+  close?(): Promise<void>;
+}
