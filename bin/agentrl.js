@@ -11,4 +11,5 @@ if (major < 24) {
   );
   process.exit(1);
 }
-await import("../src/cli/main.ts");
+const { main } = await import("../src/cli/main.ts");
+await main();

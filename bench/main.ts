@@ -1,0 +1,34 @@
+/**
+ * `npm run bench [-- --json] [-- --only env,engine]`: throughput figures with stable JSON keys.
+ * Speed is reported as ratios against a reference measured in the same run where one exists (the
+ * PyTorch anchor for the engine); absolute figures depend on the machine.
+ */
+import { parseArgs } from "node:util";
+import { benchEnv } from "./env.ts";
+
+const { values } = parseArgs({
+  options: { json: { type: "boolean", default: false }, only: { type: "string" } },
+});
+const suites: Record<string, () => Promise<Record<string, number | null>>> = {
+  env: benchEnv,
+  engine: async () => (await import("./engine.ts")).benchEngine(),
+};
+const selected = values.only ? values.only.split(",") : Object.keys(suites);
+for (const name of selected) {
+  if (!suites[name]) {
+    console.error(`bench: unknown suite "${name}"; valid: ${Object.keys(suites).join(", ")}`);
+    process.exit(2);
+  }
+}
+const figures: Record<string, number | null> = {};
+for (const name of selected) {
+  if (!values.json) process.stderr.write(`bench: ${name}…\n`);
+  Object.assign(figures, await suites[name]());
+}
+if (values.json) {
+  console.log(JSON.stringify(figures));
+} else {
+  for (const [key, value] of Object.entries(figures)) {
+    console.log(`${key.padEnd(28)} ${value === null ? "n/a" : Number(value.toPrecision(4))}`);
+  }
+}

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { Command } from "commander";
+import { createRunDirectory, openRunDirectory } from "../../store/index.ts";
+import {
+  chatTrajectory,
+  formatErrorTrajectory,
+  richTrajectory,
+  TEST_TOOL_SPECS,
+} from "../../store/test-trajectories.ts";
+import { register } from "./export.ts";
+
+const root = mkdtempSync(join(tmpdir(), "agentrl-export-cli-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+async function run(args: string[]): Promise<string> {
+  const program = new Command().exitOverride();
+  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  register(program);
+  for (const command of program.commands) command.exitOverride();
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
+  try {
+    await program.parseAsync(["node", "agentrl", ...args]);
+  } finally {
+    console.log = log;
+  }
+  return lines.join("\n");
+}
+
+const written = [richTrajectory(1), formatErrorTrajectory(2), chatTrajectory(3)];
+const source = createRunDirectory({ root, id: "source", kind: "rollout" });
+source.store.addTrajectories(source.run.id, written);
+source.store.setToolSpecs(source.run.id, TEST_TOOL_SPECS);
+source.store.close();
+
+test("agentrl export then agentrl import into a new run directory round-trips the run", async () => {
+  const out = join(root, "all.jsonl");
+  const summary = JSON.parse(await run(["export", source.directory, "--out", out, "--json"]));
+  assert.deepStrictEqual(summary, {
+    run: "source",
+    out,
+    format: "openai-jsonl",
+    written: 3,
+    lossless: true,
+    correctOnly: false,
+    tools: ["search", "calc"],
+    toolsFrom: "run",
+  });
+  const target = join(root, "imported");
+  const counts = JSON.parse(await run(["import", out, "--run", target, "--json"]));
+  assert.deepStrictEqual(counts, {
+    file: out,
+    run: "imported",
+    created: true,
+    lines: 3,
+    imported: 3,
+    duplicates: 0,
+    lossless: 3,
+    tools: 2,
+  });
+  const store = openRunDirectory(target);
+  assert.deepStrictEqual(store.trajectories("imported"), written);
+  assert.equal(store.requireRun("imported").kind, "dataset");
+  assert.equal(store.requireRun("imported").status, "completed");
+  store.close();
+  const again = JSON.parse(await run(["import", out, "--run", target, "--json"]));
+  assert.deepStrictEqual([again.created, again.imported, again.duplicates], [false, 0, 3]);
+});
+
+test("--correct-only --no-lossless writes plain OpenAI lines of the correct episodes", async () => {
+  const out = join(root, "correct.jsonl");
+  const text = await run(["export", source.directory, "--out", out, "--correct-only", "--no-lossless"]);
+  assert.match(text, /wrote 2 trajectories of run source/);
+  const lines = readFileSync(out, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+  assert.equal(lines.length, 2);
+  assert.ok(lines.every((line) => line.agentrl === undefined && Array.isArray(line.messages)));
+});
+
+test("bad values are refused with the option named", async () => {
+  await assert.rejects(
+    run(["export", source.directory, "--out", "x", "--format", "csv"]),
+    /--format must be one of openai-jsonl/,
+  );
+  await assert.rejects(
+    run(["export", source.directory, "--out", "x", "--step", "-1"]),
+    /--step must be an integer/,
+  );
+  await assert.rejects(run(["export", join(root, "nowhere"), "--out", "x"]), /not a run directory/);
+  await assert.rejects(run(["export", source.directory, "--out", "x", "--run", "ghost"]), /no run "ghost"/);
+});

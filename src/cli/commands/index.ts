@@ -1,0 +1,15 @@
+/** Every subcommand of `agentrl`, in the order `--help` lists them. */
+import type { Command } from "commander";
+import * as exportCommands from "./export.ts";
+import * as passk from "./passk.ts";
+import * as rollout from "./rollout.ts";
+import * as tool from "./tool.ts";
+import * as world from "./world.ts";
+
+export const commands: ReadonlyArray<(program: Command) => void> = [
+  world.register,
+  tool.register,
+  rollout.register,
+  exportCommands.register,
+  passk.register,
+];

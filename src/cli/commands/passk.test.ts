@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Command } from "commander";
+import { register } from "./passk.ts";
+
+async function run(args: string[]): Promise<string[]> {
+  const program = new Command().exitOverride();
+  register(program);
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
+  try {
+    await program.parseAsync(["node", "agentrl", "passk", ...args]);
+  } finally {
+    console.log = log;
+  }
+  return lines;
+}
+
+test("agentrl passk prints the worked value and its JSON", async () => {
+  assert.deepEqual(await run(["--n", "5", "--c", "2", "--k", "3"]), ["0.9"]);
+  assert.deepEqual(JSON.parse((await run(["--n", "5", "--c", "2", "--k", "3", "--json"]))[0]), {
+    n: 5,
+    c: 2,
+    k: 3,
+    passAtK: 0.9,
+  });
+});
+
+test("agentrl passk without --k prints the grid", async () => {
+  // n = 10, c = 1: pass@k = k/10
+  assert.deepEqual(await run(["--n", "10", "--c", "1"]), [
+    "pass@1\t0.1",
+    "pass@2\t0.2",
+    "pass@4\t0.4",
+    "pass@8\t0.8",
+    "pass@10\t1",
+  ]);
+});
+
+test("agentrl passk rejects k > n", async () => {
+  await assert.rejects(run(["--n", "5", "--c", "2", "--k", "6"]), /k = 6 exceeds/);
+});

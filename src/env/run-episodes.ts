@@ -1,0 +1,262 @@
+/**
+ * The episode loop: the multi-turn MDP every policy runs through.
+ *
+ *   prompt → policy acts → parse the action → call the tool → append the observation → … → answer
+ *
+ * Episodes advance in lock-step: each iteration asks the policy for one turn of every live episode
+ * in a single batched `act` call (the embedded model decodes them together with one KV cache; an
+ * endpoint policy sends the requests concurrently), runs the tool calls concurrently, and admits
+ * new episodes as others finish, so the batch stays full.
+ *
+ * Rules (documented here, tested in run-episodes.test.ts):
+ * - A malformed action (no tag, unknown tool, bad arguments, unparseable JSON) is a `format-error`
+ *   turn: the policy gets an error observation and the episode continues; after `maxFormatErrors`
+ *   format errors it ends with `endReason = "format-error"`. Nothing the model writes can throw.
+ * - A policy failure (an endpoint that still fails after its retries) ends the episode with
+ *   `endReason = "policy-error"`: it stays in the results and in any pass@k denominator.
+ * - Budgets: at most `maxTurns` turns and `maxTokens` generated tokens per episode; a turn cut by
+ *   the token budget without a complete action ends the episode with `max-tokens`.
+ * - Tool failures are data: the tool result (with its status and `injected` label) goes into the
+ *   turn and the observation; they never end the episode by themselves.
+ */
+import { callTool, toolSpec } from "../tools/index.ts";
+import type { Policy, PolicyContext, PolicyStep, ToolSpec } from "../types/policy.ts";
+import type { Task } from "../types/task.ts";
+import type { AnyTool, ToolResult } from "../types/tool.ts";
+import type { Action, EndReason, Trajectory, Turn } from "../types/trajectory.ts";
+import { parseChatAction, parseTextAction } from "./parse-action.ts";
+import { renderObservation, renderPrompt } from "./protocol.ts";
+
+export interface EpisodeSpec {
+  task: Task;
+  /** Seed of the episode: policy sampling and tool noise derive from it. */
+  seed: number;
+  /** Group id (GRPO groups: episodes of one task rolled out together). */
+  group?: number;
+  /** Stable id of the episode; defaults to `<task.id>#<seed>`. */
+  id?: string;
+}
+
+export interface EpisodeBudgets {
+  maxTurns: number;
+  /** Most policy tokens per episode (text length in words for token-less policies). */
+  maxTokens: number;
+  /** Most policy tokens in one turn. */
+  maxTurnTokens: number;
+  maxFormatErrors: number;
+  toolTimeoutMs: number;
+}
+
+export const DEFAULT_BUDGETS: EpisodeBudgets = {
+  maxTurns: 10,
+  maxTokens: 160,
+  maxTurnTokens: 32,
+  maxFormatErrors: 2,
+  toolTimeoutMs: 10_000,
+};
+
+export interface RunEpisodesOptions {
+  policy: Policy;
+  episodes: readonly EpisodeSpec[];
+  /** The tools of an episode (built over the task's world; noise seeded from the episode seed). */
+  tools: (task: Task, seed: number) => readonly AnyTool[];
+  /** Decides correctness of a final answer. */
+  verify: (task: Task, answer: string | null) => boolean;
+  budgets?: Partial<EpisodeBudgets>;
+  /** Most episodes live at once (the batch size of `policy.act`). */
+  batchSize?: number;
+  /** Called as each episode ends (the store writes it here, so a crash loses only live episodes). */
+  onEpisode?: (trajectory: Trajectory) => void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+interface LiveEpisode {
+  spec: EpisodeSpec;
+  id: string;
+  tools: readonly AnyTool[];
+  specs: ToolSpec[];
+  context: PolicyContext;
+  turns: Turn[];
+  tokensUsed: number;
+  formatErrors: number;
+}
+
+/** Runs every episode to its end and returns the trajectories in the order of `episodes`. */
+export async function runEpisodes(options: RunEpisodesOptions): Promise<Trajectory[]> {
+  const budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
+  const { policy } = options;
+  const batchSize = Math.max(1, options.batchSize ?? 64);
+  const results: Trajectory[] = new Array(options.episodes.length);
+  const queue = options.episodes.map((spec, index) => ({ spec, index }));
+  const live = new Map<number, LiveEpisode>();
+  let next = 0;
+
+  const admit = () => {
+    while (live.size < batchSize && next < queue.length) {
+      const { spec, index } = queue[next++];
+      live.set(index, startEpisode(spec, policy, options.tools(spec.task, spec.seed), budgets));
+    }
+  };
+
+  admit();
+  while (live.size > 0) {
+    if (options.signal?.aborted) throw new Error("runEpisodes: aborted");
+    const entries = [...live.entries()];
+    for (const [, episode] of entries) {
+      episode.context.maxTokens = Math.min(budgets.maxTurnTokens, budgets.maxTokens - episode.tokensUsed);
+    }
+    let steps: PolicyStep[];
+    try {
+      steps = await policy.act(
+        entries.map(([, episode]) => episode.context),
+        { signal: options.signal },
+      );
+      if (steps.length !== entries.length) {
+        throw new Error(`policy ${policy.id} returned ${steps.length} steps for ${entries.length} contexts`);
+      }
+    } catch (error) {
+      // A policy that throws is a bug in the policy, not in the model's output: record it on every
+      // live episode (nothing is lost from the denominator) and stop those episodes.
+      const message = error instanceof Error ? error.message : String(error);
+      steps = entries.map(() => ({
+        text: "",
+        tokenIds: [],
+        logprobs: null,
+        finishReason: "error",
+        error: message,
+      }));
+    }
+    const ended = await Promise.all(
+      entries.map(([, episode], i) => advance(episode, steps[i], policy, budgets, options)),
+    );
+    const finished: string[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const trajectory = ended[i];
+      if (!trajectory) continue;
+      const [index, episode] = entries[i];
+      live.delete(index);
+      finished.push(episode.id);
+      results[index] = trajectory;
+      await options.onEpisode?.(trajectory);
+    }
+    if (finished.length > 0) policy.release?.(finished);
+    admit();
+  }
+  return results;
+}
+
+function startEpisode(
+  spec: EpisodeSpec,
+  policy: Policy,
+  tools: readonly AnyTool[],
+  budgets: EpisodeBudgets,
+): LiveEpisode {
+  const text = renderPrompt(spec.task.question);
+  const id = spec.id ?? `${spec.task.id}#${spec.seed}`;
+  const turns: Turn[] = [];
+  const specs = tools.map(toolSpec);
+  return {
+    spec,
+    id,
+    tools,
+    specs,
+    turns,
+    tokensUsed: 0,
+    formatErrors: 0,
+    context: {
+      episodeId: id,
+      task: spec.task,
+      prompt: { text, tokenIds: policy.tokenizer?.encode(text) ?? [] },
+      turns,
+      tools: specs,
+      seed: spec.seed,
+      maxTokens: budgets.maxTurnTokens,
+    },
+  };
+}
+
+/** Applies one policy step; returns the finished trajectory when the episode ends. */
+async function advance(
+  episode: LiveEpisode,
+  step: PolicyStep,
+  policy: Policy,
+  budgets: EpisodeBudgets,
+  options: RunEpisodesOptions,
+): Promise<Trajectory | null> {
+  const index = episode.turns.length;
+  if (step.error !== undefined || step.finishReason === "error") {
+    return finish(episode, policy, "policy-error", null, options, step.error ?? "policy error");
+  }
+  episode.tokensUsed += step.tokenIds.length > 0 ? step.tokenIds.length : countWords(step.text);
+  const action: Action =
+    policy.protocol === "chat"
+      ? parseChatAction(step, episode.tools)
+      : parseTextAction(step.text, episode.tools);
+  const turn: Turn = {
+    index,
+    text: step.text,
+    tokenIds: step.tokenIds,
+    logprobs: step.logprobs,
+    action,
+    rewards: {},
+  };
+  episode.turns.push(turn);
+
+  if (action.type === "answer") return finish(episode, policy, "answer", action.answer, options);
+  if (action.type === "format-error") {
+    episode.formatErrors++;
+    if (step.finishReason === "length" && episode.tokensUsed >= budgets.maxTokens) {
+      return finish(episode, policy, "max-tokens", null, options);
+    }
+    if (episode.formatErrors >= budgets.maxFormatErrors) {
+      return finish(episode, policy, "format-error", null, options);
+    }
+    observe(turn, policy, `error : ${action.error}`);
+  } else {
+    const tool = episode.tools.find((candidate) => candidate.name === action.tool)!;
+    const result: ToolResult = await callTool(tool, action.arguments, {
+      timeoutMs: budgets.toolTimeoutMs,
+      signal: options.signal,
+    });
+    turn.toolResult = result;
+    observe(turn, policy, result.content);
+  }
+  if (episode.turns.length >= budgets.maxTurns) return finish(episode, policy, "max-turns", null, options);
+  if (episode.tokensUsed >= budgets.maxTokens) return finish(episode, policy, "max-tokens", null, options);
+  return null;
+}
+
+function observe(turn: Turn, policy: Policy, content: string) {
+  const text = policy.protocol === "chat" ? content : renderObservation(content);
+  turn.observation = { text, tokenIds: policy.tokenizer?.encode(text) ?? [] };
+}
+
+function finish(
+  episode: LiveEpisode,
+  policy: Policy,
+  endReason: EndReason,
+  answer: string | null,
+  options: RunEpisodesOptions,
+  error?: string,
+): Trajectory {
+  const correct = answer !== null && options.verify(episode.spec.task, answer);
+  return {
+    id: episode.id,
+    taskId: episode.spec.task.id,
+    family: episode.spec.task.family,
+    policyId: policy.id,
+    seed: episode.spec.seed,
+    ...(episode.spec.group !== undefined ? { group: episode.spec.group } : {}),
+    prompt: episode.context.prompt,
+    turns: episode.turns,
+    finalAnswer: answer,
+    correct,
+    outcomeReward: correct ? 1 : 0,
+    endReason,
+    ...(error !== undefined ? { info: { error } } : {}),
+  };
+}
+
+function countWords(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}

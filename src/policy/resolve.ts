@@ -1,0 +1,24 @@
+/**
+ * Turns a `--policy` argument into a Policy: a scripted policy name (`expert`, `guesser`, …), a
+ * checkpoint directory of the embedded transformer (`models/base-strong`), or an OpenAI-compatible
+ * endpoint (`openai:<base-url>#<model>`). Heavy backends are imported only when asked for.
+ */
+import { existsSync } from "node:fs";
+import type { Policy } from "../types/policy.ts";
+import { SCRIPTED_POLICY_NAMES, scriptedPolicy } from "./scripted/index.ts";
+
+export interface ResolvePolicyOptions {
+  temperature?: number;
+  topP?: number;
+}
+
+export async function resolvePolicy(spec: string, options: ResolvePolicyOptions = {}): Promise<Policy> {
+  if ((SCRIPTED_POLICY_NAMES as readonly string[]).includes(spec)) return scriptedPolicy(spec);
+  if (existsSync(spec)) {
+    const { loadEmbeddedPolicy } = await import("./embedded/index.ts");
+    return loadEmbeddedPolicy(spec, options);
+  }
+  throw new Error(
+    `unknown policy "${spec}": expected a scripted policy (${SCRIPTED_POLICY_NAMES.join(", ")}) or a checkpoint directory`,
+  );
+}

@@ -1,0 +1,98 @@
+/**
+ * Run directory layout. Each run lives in `<root>/<runId>/` (root default `runs/`) with its
+ * store in `store.sqlite` and its files (checkpoints, reports) beside it; artifact paths are
+ * relative to that folder. The directory's run has the folder's name as id; stage runs of a recipe
+ * may share the folder's store as child runs (`parentId`).
+ */
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { defaultRunId } from "./runs.ts";
+import { openStore, type Store, type StoreOptions } from "./store.ts";
+import type { CreateRunOptions, RunRecord } from "./types.ts";
+
+export const DEFAULT_RUNS_ROOT = "runs";
+export const STORE_FILE = "store.sqlite";
+
+export function runStorePath(directory: string): string {
+  return join(directory, STORE_FILE);
+}
+
+export function isRunDirectory(directory: string): boolean {
+  return existsSync(runStorePath(directory));
+}
+
+/** Opens the store of an existing run directory; throws when the folder holds no store. */
+export function openRunDirectory(directory: string, options: StoreOptions = {}): Store {
+  if (!isRunDirectory(directory)) {
+    throw new Error(`${directory} is not a run directory: ${runStorePath(directory)} does not exist`);
+  }
+  return openStore(runStorePath(directory), options);
+}
+
+export interface CreatedRunDirectory {
+  directory: string;
+  store: Store;
+  run: RunRecord;
+}
+
+/**
+ * Creates `<root>/<id>/` with a fresh store holding the run `id`. Without an id, the default
+ * `<kind>-<yyyymmdd>-<hhmmss>` gets `-2`, `-3`, ... until the folder is new; an explicit id whose
+ * folder exists is an error (open it with `openRunDirectory` to resume).
+ */
+export function createRunDirectory(
+  options: CreateRunOptions & { root?: string },
+  storeOptions: StoreOptions = {},
+): CreatedRunDirectory {
+  const root = options.root ?? DEFAULT_RUNS_ROOT;
+  mkdirSync(root, { recursive: true });
+  let id = options.id ?? defaultRunId(options.kind);
+  for (let n = 2; ; n++) {
+    try {
+      mkdirSync(join(root, id)); // not recursive: fails with EEXIST, so two processes never share a folder
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (options.id !== undefined) throw new Error(`run directory ${join(root, id)} already exists`);
+      id = `${defaultRunId(options.kind)}-${n}`;
+    }
+  }
+  const directory = join(root, id);
+  const store = openStore(runStorePath(directory), storeOptions);
+  try {
+    const run = store.createRun({
+      id,
+      kind: options.kind,
+      config: options.config,
+      parentId: options.parentId,
+    });
+    return { directory, store, run };
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}
+
+/**
+ * The run a directory stands for: the one named like the folder, else the only top-level run of
+ * the store. Throws, listing the runs, when that is ambiguous.
+ */
+export function directoryRun(store: Store, directory: string): RunRecord {
+  const named = store.getRun(basename(directory));
+  if (named) return named;
+  const runs = store.listRuns();
+  const topLevel = runs.filter((run) => run.parentId === null);
+  if (topLevel.length === 1) return topLevel[0];
+  throw new Error(
+    `cannot tell which run ${directory} stands for; its store holds: ${runs.map((run) => run.id).join(", ") || "(none)"}`,
+  );
+}
+
+/** Run directories under `root` (folders holding a store), sorted by name. */
+export function listRunDirectories(root: string = DEFAULT_RUNS_ROOT): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .map((name) => join(root, name))
+    .filter((path) => statSync(path).isDirectory() && isRunDirectory(path))
+    .sort();
+}

@@ -1,0 +1,31 @@
+/** Tools: the call wrapper, search and calc, the noise model, specs and the world's tool set. */
+export {
+  type CalcArguments,
+  type CalcOptions,
+  calcArguments,
+  createCalcTool,
+  evaluateExpression,
+  formatNumber,
+} from "./calc.ts";
+export { callTool, describeArgumentError } from "./call-tool.ts";
+export { argumentMessage, FORMAT_ERRORS, TOOL_MESSAGE_WORDS, TOOL_MESSAGES } from "./messages.ts";
+export {
+  type Corrupt,
+  type CorruptibleTool,
+  NOISE_MODES,
+  type NoiseConfig,
+  type NoiseMode,
+  totalNoise,
+  uniformNoise,
+  validateNoise,
+  withNoise,
+} from "./noise.ts";
+export {
+  createSearchTool,
+  type SearchArguments,
+  type SearchOptions,
+  searchArguments,
+  type WorldDocument,
+} from "./search.ts";
+export { toolSpec } from "./spec.ts";
+export { type WorldToolsOptions, worldTools } from "./world-tools.ts";
