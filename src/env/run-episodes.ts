@@ -48,7 +48,7 @@ export interface EpisodeBudgets {
 }
 
 export const DEFAULT_BUDGETS: EpisodeBudgets = {
-  maxTurns: 10,
+  maxTurns: 12,
   maxTokens: 160,
   maxTurnTokens: 32,
   maxFormatErrors: 2,

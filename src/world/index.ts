@@ -1,5 +1,6 @@
 /** The embedded world: generator, documents, tasks, splits, answer checking and vocabulary. */
 export { checkAnswer, normalizeAnswer } from "./answer.ts";
+export { findTemplate, TEMPLATES } from "./catalogue.ts";
 export { type NameOf, type ParsedDocument, parseDocuments, renderDocument } from "./documents.ts";
 export { entityId, generateWorld, LATEST_YEAR, resolveWorldConfig } from "./generate.ts";
 export { type NamePools, namePools, POOL_SIZES } from "./names.ts";
@@ -16,14 +17,7 @@ export {
   taskWorldConfig,
 } from "./tasks.ts";
 export { TEMPLATE_WORDS } from "./template-words.ts";
-export {
-  findTemplate,
-  type PlanChain,
-  readAttribute,
-  type TaskPlan,
-  type TaskTemplate,
-  TEMPLATES,
-} from "./templates.ts";
+export { type PlanChain, readAttribute, type TaskPlan, type TaskTemplate } from "./templates.ts";
 export {
   ATTRIBUTES,
   type Attribute,

@@ -12,8 +12,9 @@
  */
 import { createRng, hashString, mixSeeds, type Rng } from "../core/random.ts";
 import { TASK_FAMILIES, type Task, type TaskFamily } from "../types/task.ts";
+import { findTemplate, TEMPLATES } from "./catalogue.ts";
 import { generateWorld } from "./generate.ts";
-import { findTemplate, type PlanChain, type TaskPlan, type TaskTemplate, TEMPLATES } from "./templates.ts";
+import type { PlanChain, TaskPlan, TaskTemplate } from "./templates.ts";
 import { ATTRIBUTES, ENTITY_TYPES, type World, type WorldConfig, type WorldSplit } from "./types.ts";
 import { indexWorld } from "./world-index.ts";
 

@@ -3,8 +3,9 @@
  * question templates and the document renderer themselves so that the list cannot drift from
  * them. Calc operators are included because gold calc expressions use them.
  */
-import { renderDocument } from "./documents.ts";
+
 import { TEMPLATES } from "./catalogue.ts";
+import { renderDocument } from "./documents.ts";
 import type { Entity } from "./types.ts";
 
 const PLACEHOLDER = "@";
