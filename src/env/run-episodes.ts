@@ -48,7 +48,7 @@ export interface EpisodeBudgets {
 }
 
 export const DEFAULT_BUDGETS: EpisodeBudgets = {
-  maxTurns: 12,
+  maxTurns: 14,
   maxTokens: 160,
   maxTurnTokens: 32,
   maxFormatErrors: 2,

@@ -45,7 +45,13 @@ test("rates: success per episode, statuses per call, retries per failure", () =>
   assert.equal(stats.success_rate, 0.5);
   assert.equal(stats.mean_turns, 2.5);
   assert.equal(stats.mean_tool_calls, 1.5);
-  assert.deepEqual(stats.tool_status_rate, { ok: 1 / 3, error: 1 / 3, empty: 0, timeout: 1 / 3, corrupted: 0 });
+  assert.deepEqual(stats.tool_status_rate, {
+    ok: 1 / 3,
+    error: 1 / 3,
+    empty: 0,
+    timeout: 1 / 3,
+    corrupted: 0,
+  });
   assert.equal(stats.tool_injected_rate, 2 / 3);
   assert.equal(stats.retry_after_failure_rate, 0.5); // 2 failures, 1 followed by another call
   assert.equal(stats.mean_policy_tokens, (2 + 2 + 1 + 2 + 1) / 2);

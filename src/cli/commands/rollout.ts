@@ -26,7 +26,7 @@ export function register(program: Command): void {
     .option("--noise <rate>", "total tool failure rate, split evenly over error/empty/timeout/corrupted", "0")
     .option("--seed <seed>", "seed of task selection, sampling and noise", "1")
     .option("--temperature <t>", "sampling temperature (embedded policies)", "1")
-    .option("--max-turns <n>", "turn budget per episode", "12")
+    .option("--max-turns <n>", "turn budget per episode", "14")
     .option("--batch <n>", "episodes advanced together", "64")
     .option("--runs <dir>", "root folder of run directories", "runs")
     .option("--run-id <id>", "name of the run directory (default: rollout-<date>)")
