@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import * as exportCommands from "./export.ts";
 import * as passk from "./passk.ts";
+import * as pretrain from "./pretrain.ts";
 import * as rollout from "./rollout.ts";
 import * as tool from "./tool.ts";
 import * as world from "./world.ts";
@@ -12,4 +13,5 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   rollout.register,
   exportCommands.register,
   passk.register,
+  pretrain.register,
 ];
