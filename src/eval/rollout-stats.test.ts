@@ -52,6 +52,7 @@ test("rates: success per episode, statuses per call, retries per failure", () =>
     timeout: 1 / 3,
     corrupted: 0,
   });
+  assert.equal(stats.tool_failure_rate, 2 / 3);
   assert.equal(stats.tool_injected_rate, 2 / 3);
   assert.equal(stats.retry_after_failure_rate, 0.5); // 2 failures, 1 followed by another call
   assert.equal(stats.mean_policy_tokens, (2 + 2 + 1 + 2 + 1) / 2);

@@ -13,6 +13,8 @@ export interface RolloutStats {
   mean_tool_calls: number;
   /** Tool calls per status, as a fraction of all tool calls. */
   tool_status_rate: Record<ToolStatus, number>;
+  /** Fraction of tool calls whose status is not `ok` (0 when there were no calls). */
+  tool_failure_rate: number;
   /** Fraction of tool calls whose failure was injected by the noise wrapper. */
   tool_injected_rate: number;
   /** Fraction of tool failures (status ≠ ok) that the policy followed with another tool call. */
@@ -66,6 +68,7 @@ export function rolloutStats(trajectories: readonly Trajectory[]): RolloutStats 
     tool_status_rate: Object.fromEntries(
       TOOL_STATUSES.map((status) => [status, perCall(statusCounts[status])]),
     ) as Record<ToolStatus, number>,
+    tool_failure_rate: perCall(failures),
     tool_injected_rate: perCall(injected),
     retry_after_failure_rate: failures === 0 ? null : retries / failures,
     format_errors_per_episode: perEpisode(formatErrors),

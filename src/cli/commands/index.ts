@@ -1,5 +1,6 @@
 /** Every subcommand of `agentrl`, in the order `--help` lists them. */
 import type { Command } from "commander";
+import * as demo from "./demo.ts";
 import * as exportCommands from "./export.ts";
 import * as passk from "./passk.ts";
 import * as pretrain from "./pretrain.ts";
@@ -8,6 +9,7 @@ import * as tool from "./tool.ts";
 import * as world from "./world.ts";
 
 export const commands: ReadonlyArray<(program: Command) => void> = [
+  demo.register,
   world.register,
   tool.register,
   rollout.register,

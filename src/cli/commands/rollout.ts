@@ -95,7 +95,7 @@ function printStats(
 ) {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const row = (name: string, s: RolloutStats) =>
-    `${name.padEnd(12)} ${String(s.episodes).padStart(6)} ${pct(s.success_rate).padStart(8)} ${s.mean_turns.toFixed(2).padStart(6)} ${s.mean_tool_calls.toFixed(2).padStart(6)} ${pct(1 - s.tool_status_rate.ok).padStart(8)} ${s.format_errors_per_episode.toFixed(2).padStart(7)}`;
+    `${name.padEnd(12)} ${String(s.episodes).padStart(6)} ${pct(s.success_rate).padStart(8)} ${s.mean_turns.toFixed(2).padStart(6)} ${s.mean_tool_calls.toFixed(2).padStart(6)} ${pct(s.tool_failure_rate).padStart(8)} ${s.format_errors_per_episode.toFixed(2).padStart(7)}`;
   console.log(`policy ${policyId}; trajectories stored in ${directory}`);
   console.log(
     `${"family".padEnd(12)} ${"eps".padStart(6)} ${"success".padStart(8)} ${"turns".padStart(6)} ${"calls".padStart(6)} ${"toolfail".padStart(8)} ${"fmt/ep".padStart(7)}`,

@@ -1,0 +1,81 @@
+/**
+ * `agentrl serve`: an OpenAI-compatible chat-completions endpoint over a checkpoint or a scripted
+ * policy, so any OpenAI client (and `--policy openai:<url>#<model>` here) can use our models.
+ */
+import { basename, resolve } from "node:path";
+import type { Command } from "commander";
+import { resolvePolicy } from "../../policy/resolve.ts";
+import { SCRIPTED_POLICY_NAMES } from "../../policy/scripted/index.ts";
+import { SERVE_DEFAULTS, startChatServer } from "../../serve/server.ts";
+import { worldTaskResolver } from "../../serve/world-tasks.ts";
+import { parseNumber } from "./options.ts";
+
+export function register(program: Command): void {
+  program
+    .command("serve")
+    .description(
+      "serve a text-protocol policy (checkpoint directory or scripted name) as an OpenAI-compatible " +
+        "chat-completions API: POST /v1/chat/completions, GET /v1/models",
+    )
+    .requiredOption(
+      "--policy <policy>",
+      `checkpoint directory or scripted policy (${SCRIPTED_POLICY_NAMES.join(", ")})`,
+    )
+    .option(
+      "--host <host>",
+      "address to bind (another than loopback needs --token or --insecure)",
+      SERVE_DEFAULTS.host,
+    )
+    .option("--port <port>", "port (0 picks a free one)", String(SERVE_DEFAULTS.port))
+    .option("--token <token>", "require Authorization: Bearer <token> (default: $AGENTRL_SERVE_TOKEN)")
+    .option("--model-name <name>", "model name clients send (default: the checkpoint folder or policy name)")
+    .option("--temperature <t>", "temperature when a request omits it", String(SERVE_DEFAULTS.temperature))
+    .option("--top-p <p>", "top_p when a request omits it", String(SERVE_DEFAULTS.topP))
+    .option("--max-tokens <n>", "max_tokens when a request omits it", String(SERVE_DEFAULTS.maxTokens))
+    .option(
+      "--max-batch <n>",
+      "most contexts decoded together across concurrent requests",
+      String(SERVE_DEFAULTS.maxBatch),
+    )
+    .option("--max-n <n>", "largest n (samples per request)", String(SERVE_DEFAULTS.maxN))
+    .option("--insecure", "allow binding a non-loopback address without a token")
+    .option("--json", "print {url, model, policy} as JSON once listening")
+    .action(async (options) => {
+      const token: string | undefined = options.token ?? process.env.AGENTRL_SERVE_TOKEN ?? undefined;
+      const spec: string = options.policy;
+      const model =
+        options.modelName ?? (SCRIPTED_POLICY_NAMES.includes(spec as never) ? spec : basename(resolve(spec)));
+      const server = await startChatServer({
+        loadPolicy: (sampling) => resolvePolicy(spec, sampling),
+        model,
+        host: options.host,
+        port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
+        ...(token ? { token } : {}),
+        allowRemote: Boolean(options.insecure),
+        defaults: {
+          temperature: parseNumber("--temperature", options.temperature, { min: 0, max: 2 }),
+          topP: parseNumber("--top-p", options.topP, { min: 0, max: 1 }),
+          maxTokens: parseNumber("--max-tokens", options.maxTokens, { integer: true, min: 1 }),
+        },
+        maxBatch: parseNumber("--max-batch", options.maxBatch, { integer: true, min: 1 }),
+        maxN: parseNumber("--max-n", options.maxN, { integer: true, min: 1 }),
+        resolveTask: worldTaskResolver(),
+      });
+      if (options.json) console.log(JSON.stringify({ url: server.url, model, policy: spec }));
+      else {
+        console.error(
+          `serving ${spec} as model "${model}" at ${server.url}${token ? " (bearer token required)" : ""}`,
+        );
+        console.error("Ctrl-C to stop");
+      }
+      await new Promise<void>((done) => {
+        const stop = () => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          void server.close().then(done);
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      });
+    });
+}
