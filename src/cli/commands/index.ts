@@ -1,6 +1,8 @@
 /** Every subcommand of `agentrl`, in the order `--help` lists them. */
 import type { Command } from "commander";
+import * as boundary from "./boundary.ts";
 import * as demo from "./demo.ts";
+import * as evalCommand from "./eval.ts";
 import * as exportCommands from "./export.ts";
 import * as passk from "./passk.ts";
 import * as pretrain from "./pretrain.ts";
@@ -14,6 +16,8 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   tool.register,
   rollout.register,
   exportCommands.register,
+  evalCommand.register,
+  boundary.register,
   passk.register,
   pretrain.register,
 ];
