@@ -8,6 +8,7 @@ export {
   formatNumber,
 } from "./calc.ts";
 export { callTool, describeArgumentError } from "./call-tool.ts";
+export { type CodeArguments, type CodeToolOptions, codeArguments, createCodeTool } from "./code.ts";
 export { argumentMessage, FORMAT_ERRORS, TOOL_MESSAGE_WORDS, TOOL_MESSAGES } from "./messages.ts";
 export {
   type Corrupt,

@@ -43,7 +43,9 @@ test("agentrl eval --json: pass@k of the expert, files in the run directory", as
 });
 
 test("agentrl eval prints the curve table; --resume reuses the stored config", async () => {
-  const { out } = await run(["eval", "--policy", "vague", ...common, "--run-id", "vague"]);
+  const out = (await run(["eval", "--policy", "vague", ...common, "--run-id", "vague"])).out
+    .join("\n")
+    .split("\n");
   assert.match(out[0], /^policy vague \(vague\); 10 tasks x n = 4; 40 episodes sampled, 0 found stored$/);
   assert.match(out[1], /^\s+k\s+all\s+/);
   assert.equal(out.filter((line) => /^\s+[124]\s+0\.\d{3}/.test(line)).length, 3);
@@ -51,8 +53,9 @@ test("agentrl eval prints the curve table; --resume reuses the stored config", a
 
   const resumed = await run(["eval", "--resume", join(root, "vague"), "--n", "99"]);
   assert.match(resumed.err.join("\n"), /uses the run's stored config; ignoring n/);
-  assert.match(resumed.out[0], /10 tasks x n = 4; 0 episodes sampled, 40 found stored/);
-  assert.deepEqual(resumed.out.slice(1, 5), out.slice(1, 5));
+  const resumedLines = resumed.out.join("\n").split("\n");
+  assert.match(resumedLines[0], /10 tasks x n = 4; 0 episodes sampled, 40 found stored/);
+  assert.deepEqual(resumedLines.slice(1, 5), out.slice(1, 5));
 });
 
 test("agentrl eval validates its options", async () => {

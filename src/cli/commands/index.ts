@@ -4,9 +4,11 @@ import * as boundary from "./boundary.ts";
 import * as demo from "./demo.ts";
 import * as evalCommand from "./eval.ts";
 import * as exportCommands from "./export.ts";
+import * as mcp from "./mcp.ts";
 import * as passk from "./passk.ts";
 import * as pretrain from "./pretrain.ts";
 import * as rollout from "./rollout.ts";
+import * as tasks from "./tasks.ts";
 import * as tool from "./tool.ts";
 import * as world from "./world.ts";
 
@@ -20,4 +22,6 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   boundary.register,
   passk.register,
   pretrain.register,
+  tasks.register,
+  mcp.register,
 ];

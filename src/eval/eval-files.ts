@@ -1,0 +1,136 @@
+/**
+ * The files an eval writes into its run directory: `passk.json` (config, per-task counts, curves,
+ * totals), `passk.svg` (curves overall and per family, log-scale k) and `passk.html` (a
+ * self-contained page with the plot and the tables).
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Block, renderPage, type Section } from "../report/html.ts";
+import type { PassAtKCurves } from "./curves.ts";
+import type { PassAtKCurve } from "./passk.ts";
+import { passAtKChart } from "./passk-chart.ts";
+import type { EvalResult } from "./run-eval.ts";
+
+export interface EvalFiles {
+  json: string;
+  svg: string;
+  html: string;
+}
+
+/** The JSON document of an eval (what `passk.json` holds). */
+export function evalJson(result: Omit<EvalResult, "files">) {
+  return {
+    runId: result.runId,
+    policyId: result.policyId,
+    config: result.config,
+    totals: result.totals,
+    endReasons: result.endReasons,
+    curves: result.curves,
+    counts: result.counts,
+  };
+}
+
+export function curvesTable(curves: PassAtKCurves, groups: "families" | "templates", caption: string): Block {
+  const names = Object.keys(curves[groups]);
+  const interval = (point: PassAtKCurve[number]) =>
+    point.lower !== undefined && point.upper !== undefined
+      ? `${point.passAtK.toFixed(3)} [${point.lower.toFixed(3)}, ${point.upper.toFixed(3)}]`
+      : point.passAtK.toFixed(3);
+  return {
+    type: "table",
+    caption,
+    columns: ["k", "all", ...names],
+    rows: curves.ks.map((k, i) => [
+      k,
+      interval(curves.overall[i]),
+      ...names.map((name) => curves[groups][name][i].passAtK.toFixed(3)),
+    ]),
+  };
+}
+
+export async function writeEvalFiles(
+  directory: string,
+  result: Omit<EvalResult, "files">,
+): Promise<EvalFiles> {
+  const files: EvalFiles = {
+    json: join(directory, "passk.json"),
+    svg: join(directory, "passk.svg"),
+    html: join(directory, "passk.html"),
+  };
+  const { curves, config, totals } = result;
+  const svg = await passAtKChart(
+    [
+      { name: "all", curve: curves.overall },
+      ...Object.entries(curves.families).map(([name, curve]) => ({ name, curve, band: false })),
+    ],
+    `pass@k of ${config.policy} (n = ${config.n}, ${totals.tasks} tasks)`,
+  );
+  writeFileSync(files.json, `${JSON.stringify(evalJson(result), null, 2)}\n`);
+  writeFileSync(files.svg, svg);
+  const sections: Section[] = [
+    {
+      title: "pass@k",
+      blocks: [
+        { type: "svg", svg, caption: "Unbiased pass@k; the band is a 95% bootstrap interval over tasks." },
+        curvesTable(curves, "families", "pass@k overall (with interval) and per family"),
+      ],
+    },
+    {
+      title: "Totals",
+      blocks: [
+        {
+          type: "table",
+          columns: ["tasks", "samples", "correct", "solved at k = n", "policy errors"],
+          rows: [[totals.tasks, totals.samples, totals.correct, totals.solved, totals.policyErrors]],
+        },
+        {
+          type: "paragraph",
+          text: `End reasons: ${Object.entries(result.endReasons)
+            .map(([reason, count]) => `${reason} ${count}`)
+            .join(", ")}. Policy errors count as failed samples.`,
+        },
+      ],
+    },
+  ];
+  if (Object.keys(curves.templates).length > 0) {
+    sections.push({
+      title: "Per template",
+      blocks: [curvesTable(curves, "templates", "pass@k per template")],
+    });
+  }
+  sections.push(
+    {
+      title: "Tasks",
+      blocks: [
+        {
+          type: "details",
+          summary: `${result.counts.length} tasks: samples n, correct c`,
+          blocks: [
+            {
+              type: "table",
+              columns: ["task", "family", "template", "n", "c", "policy errors"],
+              rows: result.counts.map((count) => [
+                count.taskId,
+                count.family,
+                count.template ?? null,
+                count.n,
+                count.c,
+                count.policyErrors,
+              ]),
+            },
+          ],
+        },
+      ],
+    },
+    { title: "Config", blocks: [{ type: "pre", text: JSON.stringify(config, null, 2) }] },
+  );
+  writeFileSync(
+    files.html,
+    renderPage({
+      title: `pass@k: ${config.policy}`,
+      subtitle: `eval run ${result.runId}, policy ${result.policyId}, seed ${config.seed}`,
+      sections,
+    }),
+  );
+  return files;
+}

@@ -1,0 +1,386 @@
+/**
+ * `evaluate`: pass@k of a policy on a task set. Samples n episodes per task, stores every
+ * trajectory in an eval run directory as it ends (key `episodeKey(task.id, sample)`), and computes
+ * per-task counts and pass@k curves overall, per family and per template.
+ *
+ *   const result = await evaluate({ policy, tasks: { type: "world", split: "test", count: 100, seed: 1 }, n: 64 });
+ *   result.curves.overall   // [{ k: 1, passAtK, lower, upper }, …, { k: 64, … }]
+ *
+ * Resumable: pointed at an existing run (`resume`, or a `runId` whose folder exists) it checks the
+ * config is the same, skips the keys already stored and samples the rest, so a killed eval loses at
+ * most the episodes in flight. Episode seeds are a function of (eval seed, task id, sample index)
+ * only, so a resumed eval draws exactly the episodes an uninterrupted one would have.
+ *
+ * Episodes are ordered sample-major (sample 0 of every task, then sample 1, …) so a partial run
+ * has about the same n on every task, and go through `runEpisodes` in chunks so memory stays flat.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { hashString, mixSeeds } from "../core/random.ts";
+import { DEFAULT_BUDGETS, type EpisodeBudgets, type EpisodeSpec, runEpisodes } from "../env/run-episodes.ts";
+import { rolloutTasks, worldToolsFor } from "../env/task-set.ts";
+import {
+  createRunDirectory,
+  DEFAULT_RUNS_ROOT,
+  directoryRun,
+  episodeKey,
+  isRunDirectory,
+  openRunDirectory,
+  openStore,
+  type RunRecord,
+  type Store,
+} from "../store/index.ts";
+import { toolSpec, uniformNoise } from "../tools/index.ts";
+import type { Policy } from "../types/policy.ts";
+import type { Task, TaskFamily } from "../types/task.ts";
+import type { AnyTool } from "../types/tool.ts";
+import type { Trajectory } from "../types/trajectory.ts";
+import { checkAnswer } from "../world/index.ts";
+import { type CurveOptions, curveMetrics, type PassAtKCurves, passAtKCurves } from "./curves.ts";
+import { type EvalFiles, writeEvalFiles } from "./eval-files.ts";
+import { countByTask, countTotals, type TaskCount, type TaskTotals } from "./task-counts.ts";
+import { tokenizerFingerprint } from "./tokenizer-fingerprint.ts";
+
+/** World tasks of one split, drawn as `rolloutTasks` draws them. */
+export interface WorldTaskSource {
+  type: "world";
+  split: "train" | "test";
+  count: number;
+  /** Seed of the task selection (kept apart from the sampling seed so evals of several models share tasks). */
+  seed: number;
+  family?: TaskFamily;
+}
+
+/** An explicit task list (file tasks: pass their `tools` and `verify` too). */
+export interface GivenTaskSource {
+  type: "given";
+  tasks: readonly Task[];
+  /** Name of the set (a file path), recorded in the config. */
+  name?: string;
+}
+
+export type EvalTaskSource = WorldTaskSource | GivenTaskSource;
+
+/** The run config: everything that decides which episodes an eval draws (compared on resume). */
+export interface EvalConfig {
+  /** How the policy was named (`--policy`), else its id. */
+  policy: string;
+  tasks:
+    | { type: "world"; split: "train" | "test"; count: number; seed: number; family: TaskFamily | null }
+    | { type: "given"; name: string | null; count: number };
+  /** Samples per task. */
+  n: number;
+  /** Sampling seed. */
+  seed: number;
+  /** Sampling parameters the policy was built with (null: not given). */
+  temperature: number | null;
+  topP: number | null;
+  /** Total tool failure rate of the uniform noise model (0: none; null: a custom tool factory). */
+  noise: number | null;
+  budgets: EpisodeBudgets;
+}
+
+export interface EvalProgress {
+  /** Episodes stored so far, including those found on resume. */
+  done: number;
+  total: number;
+  correct: number;
+  policyErrors: number;
+}
+
+export interface EvaluateOptions {
+  policy: Policy;
+  /** How the policy was named, recorded in the config (default `policy.id`). */
+  policySpec?: string;
+  tasks: EvalTaskSource;
+  /** Samples per task. */
+  n: number;
+  /** Sampling seed (default 1). */
+  seed?: number;
+  /** Recorded in the config; the caller builds the policy with them (the paper's curves: 0.6 / 0.95). */
+  temperature?: number;
+  topP?: number;
+  /** Total tool failure rate, split evenly over the failure modes (world tools only). */
+  noise?: number;
+  /** Tools of an episode (default: the task's world tools with `noise`). */
+  tools?: (task: Task, seed: number) => readonly AnyTool[];
+  /** Correctness of a final answer (default: the world's `checkAnswer`). */
+  verify?: (task: Task, answer: string | null) => boolean;
+  budgets?: Partial<EpisodeBudgets>;
+  /** Episodes advanced together (default 64; large for embedded models, the concurrency for endpoints). */
+  batchSize?: number;
+  curves?: CurveOptions;
+  /** Root of run directories (default `runs`). */
+  runsRoot?: string;
+  /** Name of the run directory; an existing one is resumed. */
+  runId?: string;
+  parentId?: string;
+  /** A run directory to resume (its config must match). */
+  resume?: string;
+  /** false: keep everything in memory (no run directory, no files), for in-process evals. Default true. */
+  persist?: boolean;
+  /** Called once the run is open, before sampling: where it lives and how much is left. */
+  onStart?: (info: { directory: string | null; runId: string; total: number; resumed: number }) => void;
+  onProgress?: (progress: EvalProgress) => void;
+  signal?: AbortSignal;
+}
+
+export interface EvalResult {
+  /** The run directory, or null when `persist` is false. */
+  directory: string | null;
+  runId: string;
+  policyId: string;
+  config: EvalConfig;
+  counts: TaskCount[];
+  curves: PassAtKCurves;
+  totals: TaskTotals;
+  /** Episodes found stored on resume, and sampled by this call. */
+  episodes: { resumed: number; sampled: number };
+  endReasons: Record<string, number>;
+  /** `eval/pass@<k>`, `eval/<family>/pass@<k>`, `eval/policy_errors`, `eval/solved_fraction`. */
+  metrics: Record<string, number>;
+  files: EvalFiles | null;
+}
+
+/** State keys of an eval run. */
+export const EVAL_TASKS_STATE_KEY = "eval/tasks";
+export const EVAL_TOKENIZER_STATE_KEY = "eval/tokenizer";
+
+/** Seed of one episode: a function of the eval seed, the task id and the sample index only. */
+export function evalEpisodeSeed(seed: number, taskId: string, sample: number): number {
+  return mixSeeds(mixSeeds(seed >>> 0, hashString(taskId)), sample);
+}
+
+/** The tasks of a source, checked: non-empty, unique ids. */
+export function resolveEvalTasks(source: EvalTaskSource): Task[] {
+  const tasks =
+    source.type === "world"
+      ? rolloutTasks({
+          split: source.split,
+          count: source.count,
+          seed: source.seed,
+          ...(source.family ? { family: source.family } : {}),
+        })
+      : [...source.tasks];
+  if (tasks.length === 0) throw new Error("evaluate: the task set is empty");
+  const seen = new Set<string>();
+  for (const task of tasks) {
+    if (seen.has(task.id)) throw new Error(`evaluate: duplicate task id ${task.id}`);
+    seen.add(task.id);
+  }
+  return tasks;
+}
+
+function buildConfig(options: EvaluateOptions, tasks: readonly Task[]): EvalConfig {
+  const source = options.tasks;
+  return {
+    policy: options.policySpec ?? options.policy.id,
+    tasks:
+      source.type === "world"
+        ? {
+            type: "world",
+            split: source.split,
+            count: source.count,
+            seed: source.seed,
+            family: source.family ?? null,
+          }
+        : { type: "given", name: source.name ?? null, count: tasks.length },
+    n: options.n,
+    seed: options.seed ?? 1,
+    temperature: options.temperature ?? null,
+    topP: options.topP ?? null,
+    noise: options.tools ? null : (options.noise ?? 0),
+    budgets: { ...DEFAULT_BUDGETS, ...options.budgets },
+  };
+}
+
+/** Fields of two configs that differ, as `field: stored → new`. */
+export function configDifferences(stored: EvalConfig, wanted: EvalConfig): string[] {
+  const fields = Object.keys(wanted) as (keyof EvalConfig)[];
+  return fields
+    .filter((field) => JSON.stringify(stored[field]) !== JSON.stringify(wanted[field]))
+    .map((field) => `${field}: ${JSON.stringify(stored[field])} → ${JSON.stringify(wanted[field])}`);
+}
+
+interface OpenedRun {
+  store: Store;
+  run: RunRecord;
+  directory: string | null;
+}
+
+function openEvalRun(options: EvaluateOptions, config: EvalConfig, tasks: readonly Task[]): OpenedRun {
+  if (options.persist === false) {
+    if (options.resume) throw new Error("evaluate: resume needs a persisted run (persist: true)");
+    const store = openStore(":memory:");
+    const run = store.createRun({
+      id: options.runId ?? "eval",
+      kind: "eval",
+      config,
+      parentId: options.parentId,
+    });
+    return { store, run, directory: null };
+  }
+  const root = options.runsRoot ?? DEFAULT_RUNS_ROOT;
+  const existing = options.resume ?? (options.runId ? join(root, options.runId) : undefined);
+  if (existing !== undefined && (options.resume !== undefined || existsSync(existing))) {
+    if (!isRunDirectory(existing)) throw new Error(`cannot resume ${existing}: it is not a run directory`);
+    const store = openRunDirectory(existing);
+    try {
+      let run = directoryRun(store, existing);
+      if (run.kind !== "eval")
+        throw new Error(`cannot resume ${existing}: it is a ${run.kind} run, not an eval`);
+      const differences = configDifferences(run.config as unknown as EvalConfig, config);
+      if (differences.length > 0) {
+        throw new Error(`cannot resume ${existing}: its config differs (${differences.join("; ")})`);
+      }
+      const storedTasks = store.getState<Task[]>(run.id, EVAL_TASKS_STATE_KEY) ?? [];
+      const storedIds = storedTasks.map((task) => task.id).join("\n");
+      if (storedIds !== tasks.map((task) => task.id).join("\n")) {
+        throw new Error(`cannot resume ${existing}: its task list differs from the one asked for`);
+      }
+      if (run.status !== "running") run = store.reopenRun(run.id);
+      return { store, run, directory: existing };
+    } catch (error) {
+      store.close();
+      throw error;
+    }
+  }
+  const created = createRunDirectory({
+    kind: "eval",
+    root,
+    config,
+    ...(options.runId ? { id: options.runId } : {}),
+    ...(options.parentId ? { parentId: options.parentId } : {}),
+  });
+  return created;
+}
+
+/** Runs (or resumes) an eval and returns its counts and curves; see the file comment. */
+export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
+  if (!Number.isInteger(options.n) || options.n < 1)
+    throw new Error(`evaluate: n must be a positive integer, got ${options.n}`);
+  const tasks = resolveEvalTasks(options.tasks);
+  const config = buildConfig(options, tasks);
+  const tools = options.tools ?? worldToolsFor(config.noise ? { noise: uniformNoise(config.noise) } : {});
+  const verify = options.verify ?? checkAnswer;
+  const { policy } = options;
+  const batchSize = Math.max(1, options.batchSize ?? 64);
+
+  const { store, run, directory } = openEvalRun(options, config, tasks);
+  try {
+    if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) {
+      store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+      store.setToolSpecs(run.id, tools(tasks[0], config.seed).map(toolSpec));
+      if (policy.tokenizer)
+        store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(policy.tokenizer));
+    }
+    const stored = store.episodeKeys(run.id);
+    const pending: EpisodeSpec[] = [];
+    for (let sample = 0; sample < config.n; sample++) {
+      for (const task of tasks) {
+        const key = episodeKey(task.id, sample);
+        if (!stored.has(key))
+          pending.push({ task, seed: evalEpisodeSeed(config.seed, task.id, sample), id: key });
+      }
+    }
+    const total = tasks.length * config.n;
+    const resumed = total - pending.length;
+    options.onStart?.({ directory, runId: run.id, total, resumed });
+    const progress: EvalProgress = { done: resumed, total, correct: 0, policyErrors: 0 };
+    if (resumed > 0) {
+      progress.correct = store.countTrajectories(run.id, { correct: true });
+    }
+    options.onProgress?.({ ...progress });
+
+    // Chunks of several batches: the batch stays full inside a chunk, and memory holds one chunk.
+    const chunkSize = Math.max(256, batchSize * 8);
+    for (let start = 0; start < pending.length; start += chunkSize) {
+      await runEpisodes({
+        policy,
+        episodes: pending.slice(start, start + chunkSize),
+        tools,
+        verify,
+        budgets: config.budgets,
+        batchSize,
+        ...(options.signal ? { signal: options.signal } : {}),
+        onEpisode: (trajectory) => {
+          // The key is the episode id (set above), so a rerun of this episode is a no-op.
+          store.addTrajectory(run.id, trajectory, { key: trajectory.id });
+          progress.done++;
+          if (trajectory.correct) progress.correct++;
+          if (trajectory.endReason === "policy-error") progress.policyErrors++;
+          options.onProgress?.({ ...progress });
+        },
+      });
+    }
+
+    const result = summarize(store, run.id, tasks, config, options.curves);
+    const metrics = {
+      ...curveMetrics(result.curves),
+      "eval/policy_errors": result.totals.policyErrors,
+      "eval/solved_fraction": result.totals.solved / result.totals.tasks,
+    };
+    store.addMetrics(run.id, 0, metrics);
+    const evalResult: EvalResult = {
+      directory,
+      runId: run.id,
+      policyId: policy.id,
+      config,
+      ...result,
+      episodes: { resumed, sampled: pending.length },
+      metrics,
+      files: null,
+    };
+    if (directory !== null) {
+      evalResult.files = await writeEvalFiles(directory, evalResult);
+      for (const path of Object.values(evalResult.files)) {
+        store.addArtifact(run.id, { kind: "report", path: path.slice(directory.length + 1) });
+      }
+    }
+    store.finishRun(run.id, "completed", {
+      policyId: policy.id,
+      curves: evalResult.curves,
+      totals: evalResult.totals,
+      endReasons: evalResult.endReasons,
+      metrics,
+    });
+    return evalResult;
+  } catch (error) {
+    const aborted = options.signal?.aborted ?? false;
+    store.finishRun(run.id, aborted ? "interrupted" : "failed", { error: String(error) });
+    throw error;
+  } finally {
+    store.close();
+  }
+}
+
+/** Counts, totals, end reasons and curves of an eval run's stored episodes (keys of `tasks` × n only). */
+function summarize(
+  store: Store,
+  runId: string,
+  tasks: readonly Task[],
+  config: EvalConfig,
+  curveOptions: CurveOptions | undefined,
+) {
+  const wanted = new Set<string>();
+  for (const task of tasks)
+    for (let sample = 0; sample < config.n; sample++) wanted.add(episodeKey(task.id, sample));
+  const endReasons: Record<string, number> = {};
+  function* episodes(): Generator<Trajectory> {
+    for (const stored of store.iterateTrajectories(runId)) {
+      if (!wanted.has(stored.key)) continue;
+      endReasons[stored.trajectory.endReason] = (endReasons[stored.trajectory.endReason] ?? 0) + 1;
+      yield stored.trajectory;
+    }
+  }
+  const counts = countByTask(episodes(), tasks);
+  const short = counts.find((count) => count.n !== config.n);
+  if (short)
+    throw new Error(`evaluate: task ${short.taskId} has ${short.n} stored samples, expected ${config.n}`);
+  return {
+    counts,
+    totals: countTotals(counts),
+    endReasons,
+    curves: passAtKCurves(counts, curveOptions),
+  };
+}
