@@ -8,6 +8,7 @@ import * as mcp from "./mcp.ts";
 import * as passk from "./passk.ts";
 import * as pretrain from "./pretrain.ts";
 import * as rollout from "./rollout.ts";
+import * as serve from "./serve.ts";
 import * as tasks from "./tasks.ts";
 import * as tool from "./tool.ts";
 import * as world from "./world.ts";
@@ -21,6 +22,7 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   evalCommand.register,
   boundary.register,
   passk.register,
+  serve.register,
   pretrain.register,
   tasks.register,
   mcp.register,

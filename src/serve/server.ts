@@ -1,0 +1,379 @@
+/**
+ * `agentrl serve`: an OpenAI-compatible chat-completions server over any text-protocol `Policy`
+ * (the embedded transformer, a scripted policy), on node:http.
+ *
+ *   POST /v1/chat/completions   request.ts (what is accepted) → context.ts (messages → episode
+ *                               context) → batcher.ts (one `act` for concurrent requests) →
+ *                               completion.ts (the turn → tool_calls or content)
+ *   GET  /v1/models, /v1/models/<model>, GET /health (no auth)
+ *
+ * Sampling: `temperature`/`top_p` select the policy instance (`loadPolicy` is called once per
+ * distinct pair and cached, at most `maxPolicies`). `n` samples are n contexts with seeds
+ * `seed, mix(seed, 1), …, mix(seed, n-1)` in one batch, so sample 0 of a request with `seed: s` is
+ * exactly the in-process episode with seed s. Without `seed` a random one is drawn per request.
+ * `stream: true` is answered as server-sent events, but each choice comes whole in one chunk
+ * (the policy returns a turn at once), followed by a finish chunk and `[DONE]`.
+ *
+ * Safety: binds 127.0.0.1 by default and refuses another address without a bearer token unless
+ * `allowRemote` is set (then it warns). The token is compared in constant time. Bodies over
+ * `maxBodyBytes` get 413. Errors are OpenAI-style JSON `{ error: { message, type, param, code } }`.
+ */
+import { randomBytes, randomInt } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mixSeeds } from "../core/random.ts";
+import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
+import type { Policy, PolicyStep } from "../types/policy.ts";
+import type { Task } from "../types/task.ts";
+import { type ActBatcher, createActBatcher } from "./batcher.ts";
+import { choiceFromStep } from "./completion.ts";
+import { buildContexts, episodeFromMessages, toolSpecsFromRequest } from "./context.ts";
+import { authorized, readJson, sendJson, sendStream, sha256 } from "./http.ts";
+import { parseChatRequest, RequestError } from "./request.ts";
+
+export interface SamplingSettings {
+  temperature: number;
+  topP: number;
+}
+
+/** What `resolveTask` gets to find the task behind a request. */
+export interface TaskRequest {
+  /** Canonical question. */
+  question: string;
+  systemPrompt?: string;
+  /** Task id the client named: the `x-agentrl-task-id` header, else `metadata.task_id`. */
+  taskId?: string;
+  metadata?: Record<string, string>;
+}
+
+export interface ChatServerOptions {
+  /** The policy for given sampling settings (text protocol); called once per distinct setting. */
+  loadPolicy: (sampling: SamplingSettings) => Policy | Promise<Policy>;
+  /** Model name clients must send (and `/v1/models` lists). */
+  model: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8000; 0 picks a free port. */
+  port?: number;
+  /** Bearer token required on /v1/* when set. */
+  token?: string;
+  /** Allow a non-loopback host without a token (warns). */
+  allowRemote?: boolean;
+  /** Values for requests that omit them (temperature 1, top_p 1, max_tokens 32). */
+  defaults?: Partial<SamplingSettings & { maxTokens: number }>;
+  /** Largest request body (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Most contexts in one `act` call (default 64). */
+  maxBatch?: number;
+  /** Largest `n` (default 64). */
+  maxN?: number;
+  /** Largest `max_tokens` (default 4096). */
+  maxTokens?: number;
+  /** Distinct sampling settings kept loaded (default 8). */
+  maxPolicies?: number;
+  /**
+   * The task of a request, for policies that need more than the question (the scripted expert
+   * follows the gold plan). Default: a task with the question, the system prompt and no answer.
+   */
+  resolveTask?: (request: TaskRequest) => Task | undefined;
+  /** Warnings and notes (default: stderr). */
+  log?: (line: string) => void;
+}
+
+export interface ChatServer {
+  /** Base URL for OpenAI clients, e.g. `http://127.0.0.1:8000/v1`. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly model: string;
+  readonly stats: { requests: number; actCalls: number };
+  close(): Promise<void>;
+}
+
+export const SERVE_DEFAULTS = {
+  host: "127.0.0.1",
+  port: 8000,
+  temperature: 1,
+  topP: 1,
+  maxTokens: 32,
+  maxBodyBytes: 1 << 20,
+  maxBatch: 64,
+  maxN: 64,
+  maxTokensLimit: 4096,
+  maxPolicies: 8,
+} as const;
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+interface PolicyEntry {
+  policy: Policy;
+  batcher: ActBatcher;
+}
+
+export async function startChatServer(options: ChatServerOptions): Promise<ChatServer> {
+  const host = options.host ?? SERVE_DEFAULTS.host;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (!LOOPBACK.has(host)) {
+    if (!options.token && !options.allowRemote) {
+      throw new Error(
+        `refusing to serve on ${host} without a token: anyone who can reach it could use the model; ` +
+          "set a token, or allow it explicitly (--insecure)",
+      );
+    }
+    log(
+      options.token
+        ? `WARNING: serving on ${host} over plain HTTP: the bearer token travels unencrypted (put a TLS proxy in front)`
+        : `WARNING: serving on ${host} WITHOUT authentication: anyone who can reach this address can use the model`,
+    );
+  }
+  const defaults = {
+    temperature: options.defaults?.temperature ?? SERVE_DEFAULTS.temperature,
+    topP: options.defaults?.topP ?? SERVE_DEFAULTS.topP,
+    maxTokens: options.defaults?.maxTokens ?? SERVE_DEFAULTS.maxTokens,
+  };
+  const limits = {
+    maxN: options.maxN ?? SERVE_DEFAULTS.maxN,
+    maxTokens: options.maxTokens ?? SERVE_DEFAULTS.maxTokensLimit,
+  };
+  const maxBody = options.maxBodyBytes ?? SERVE_DEFAULTS.maxBodyBytes;
+  const maxBatch = options.maxBatch ?? SERVE_DEFAULTS.maxBatch;
+  const maxPolicies = Math.max(1, options.maxPolicies ?? SERVE_DEFAULTS.maxPolicies);
+  const tokenDigest = options.token ? sha256(options.token) : null;
+  const created = Math.floor(Date.now() / 1000);
+  const stats = { requests: 0, actCalls: 0 };
+
+  // ---- policies, one per sampling setting (LRU) ----
+  const entries = new Map<string, Promise<PolicyEntry>>();
+  const keyOf = (s: SamplingSettings) => `${s.temperature}/${s.topP}`;
+  const defaultKey = keyOf(defaults);
+  const policyFor = (sampling: SamplingSettings): Promise<PolicyEntry> => {
+    const key = keyOf(sampling);
+    let entry = entries.get(key);
+    if (entry) {
+      entries.delete(key);
+      entries.set(key, entry);
+      return entry;
+    }
+    entry = Promise.resolve(options.loadPolicy(sampling)).then((policy) => {
+      if (policy.protocol !== "text") {
+        throw new Error(
+          `policy ${policy.id} speaks the ${policy.protocol} protocol; agentrl serve needs a text-protocol policy`,
+        );
+      }
+      return { policy, batcher: createActBatcher(policy, maxBatch, () => stats.actCalls++) };
+    });
+    entries.set(key, entry);
+    entry.catch(() => entries.delete(key));
+    void evict();
+    return entry;
+  };
+  const evict = async () => {
+    for (const [key, pending] of entries) {
+      if (entries.size <= maxPolicies) return;
+      if (key === defaultKey) continue;
+      const entry = await pending.catch(() => null);
+      if (entry?.batcher.busy) continue;
+      entries.delete(key);
+      await entry?.policy.close?.();
+    }
+  };
+  // Load the default policy now: a bad checkpoint or a chat policy fails at startup, not on a request.
+  await policyFor(defaults);
+
+  // ---- routes ----
+  const completions = async (body: unknown, taskHeader: string | undefined, res: ServerResponse) => {
+    const request = parseChatRequest(body, limits);
+    if (request.model !== options.model) {
+      throw new RequestError(
+        404,
+        `The model "${request.model}" does not exist; this server serves "${options.model}"`,
+        "model",
+        "model_not_found",
+      );
+    }
+    const allTools = toolSpecsFromRequest(request.tools);
+    const tools = request.tool_choice === "none" ? [] : allTools;
+    const episode = episodeFromMessages(request.messages, allTools);
+    const { policy, batcher } = await policyFor({
+      temperature: request.temperature ?? defaults.temperature,
+      topP: request.top_p ?? defaults.topP,
+    });
+    const id = `chatcmpl-${randomBytes(12).toString("hex")}`;
+    const seed = request.seed ?? randomInt(2 ** 31 - 1);
+    const n = request.n ?? 1;
+    const metadata = request.metadata ?? undefined;
+    const taskId = taskHeader ?? metadata?.task_id;
+    const task: Task = options.resolveTask?.({
+      question: episode.question,
+      ...(episode.systemPrompt ? { systemPrompt: episode.systemPrompt } : {}),
+      ...(taskId ? { taskId } : {}),
+      ...(metadata ? { metadata } : {}),
+    }) ?? {
+      id: taskId ?? id,
+      question: episode.question,
+      answer: "",
+      family: "chat",
+      ...(episode.systemPrompt ? { systemPrompt: episode.systemPrompt } : {}),
+    };
+    const contexts = buildContexts(episode, {
+      task,
+      tools,
+      historyTools: allTools,
+      ...(policy.tokenizer ? { tokenizer: policy.tokenizer } : {}),
+      seeds: Array.from({ length: n }, (_, i) => (i === 0 ? seed : mixSeeds(seed, i))),
+      maxTokens: request.max_completion_tokens ?? request.max_tokens ?? defaults.maxTokens,
+      episodeIdPrefix: id,
+    });
+    let steps: PolicyStep[];
+    try {
+      steps = await batcher.act(contexts);
+    } catch (error) {
+      throw new RequestError(
+        500,
+        `the policy failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    const failed = steps.find((step) => step.finishReason === "error" || step.error !== undefined);
+    if (failed) throw new RequestError(500, `the policy failed: ${failed.error ?? "unknown error"}`);
+    const stop = request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : request.stop;
+    const choices = steps.map((step, index) =>
+      choiceFromStep(step, {
+        index,
+        tools,
+        stop,
+        ...(policy.tokenizer ? { tokenizer: policy.tokenizer } : {}),
+        logprobs: request.logprobs === true,
+        returnTokenIds: request.return_token_ids === true,
+        tokensAsIds: request.return_tokens_as_token_ids === true,
+        callId: () => `call_${randomBytes(12).toString("hex")}`,
+      }),
+    );
+    const context = contexts[0];
+    const promptTokens = policy.tokenizer
+      ? context.prompt.tokenIds.length +
+        context.turns.reduce(
+          (sum, turn) => sum + turn.tokenIds.length + (turn.observation?.tokenIds.length ?? 0),
+          0,
+        )
+      : 0;
+    const completionTokens = steps.reduce(
+      (sum, step) =>
+        sum +
+        (step.tokenIds.length > 0 ? step.tokenIds.length : step.text.split(/\s+/).filter(Boolean).length),
+      0,
+    );
+    const response = {
+      id,
+      object: "chat.completion" as const,
+      created: Math.floor(Date.now() / 1000),
+      model: options.model,
+      system_fingerprint: `agentrl:${policy.id}`,
+      choices,
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
+    };
+    if (request.stream) sendStream(res, response, request);
+    else sendJson(res, 200, response);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "") || "/";
+    if (path === "/health") {
+      if (req.method !== "GET") throw new RequestError(405, `method ${req.method} not allowed on ${path}`);
+      return sendJson(res, 200, { status: "ok" });
+    }
+    if (!path.startsWith("/v1/"))
+      throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
+    if (tokenDigest && !authorized(req.headers.authorization, tokenDigest)) {
+      res.setHeader("www-authenticate", "Bearer");
+      throw new RequestError(
+        401,
+        "missing or invalid bearer token (Authorization: Bearer <token>)",
+        null,
+        "invalid_api_key",
+      );
+    }
+    if (path === "/v1/models" || path.startsWith("/v1/models/")) {
+      if (req.method !== "GET") throw new RequestError(405, `method ${req.method} not allowed on ${path}`);
+      const card = { id: options.model, object: "model", created, owned_by: "agentrl" };
+      if (path === "/v1/models") return sendJson(res, 200, { object: "list", data: [card] });
+      const name = safeDecode(path.slice("/v1/models/".length));
+      if (name !== options.model) {
+        throw new RequestError(
+          404,
+          `The model "${name}" does not exist; this server serves "${options.model}"`,
+          "model",
+          "model_not_found",
+        );
+      }
+      return sendJson(res, 200, card);
+    }
+    if (path === "/v1/chat/completions") {
+      if (req.method !== "POST")
+        throw new RequestError(405, `method ${req.method} not allowed on ${path}; use POST`);
+      stats.requests++;
+      const taskHeader = req.headers[TASK_ID_HEADER];
+      return completions(
+        await readJson(req, maxBody),
+        typeof taskHeader === "string" ? taskHeader : undefined,
+        res,
+      );
+    }
+    throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      const failure =
+        error instanceof RequestError
+          ? error
+          : new RequestError(
+              500,
+              `internal error: ${error instanceof Error ? error.message : String(error)}`,
+            );
+      if (failure.status >= 500) log(`agentrl serve: ${failure.message}`);
+      if (failure.status === 413) res.setHeader("connection", "close");
+      if (res.headersSent) res.end();
+      else
+        sendJson(res, failure.status, {
+          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
+        });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? SERVE_DEFAULTS.port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${port}/v1`,
+    host,
+    port,
+    model: options.model,
+    stats,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      const loaded = await Promise.all([...entries.values()].map((entry) => entry.catch(() => null)));
+      entries.clear();
+      await Promise.all(loaded.map((entry) => entry?.policy.close?.()));
+    },
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
