@@ -10,7 +10,7 @@ export type TaskFamily = (typeof TASK_FAMILIES)[number];
 
 /** One step of a gold solution: what an optimal agent does next. */
 export type GoldStep =
-  | { type: "search"; query: string; /** id of the entity whose document must come back */ entity: string }
+  | { type: "search"; query: string /** id of the entity whose document must come back */; entity: string }
   | { type: "calc"; expression: string; result: string }
   | { type: "answer"; answer: string };
 
