@@ -13,12 +13,18 @@
  *
  * Episodes are ordered sample-major (sample 0 of every task, then sample 1, …) so a partial run
  * has about the same n on every task, and go through `runEpisodes` in chunks so memory stays flat.
+ *
+ * Task files (`{ type: "given" }` tasks read by src/tasks) name their verifier (`verifier: "math"`)
+ * and their tools (`toolSetup`: the code tool, an MCP server) instead of passing functions, so both
+ * are recorded in the config and a resume rebuilds them; an MCP connection is opened before the run
+ * and closed when it ends, and `noise` wraps those tools client-side with labelled failures.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { hashString, mixSeeds } from "../core/random.ts";
 import { DEFAULT_BUDGETS, type EpisodeBudgets, type EpisodeSpec, runEpisodes } from "../env/run-episodes.ts";
 import { rolloutTasks, worldToolsFor } from "../env/task-set.ts";
+import { withToolNoise } from "../mcp/noise.ts";
 import {
   createRunDirectory,
   DEFAULT_RUNS_ROOT,
@@ -30,11 +36,13 @@ import {
   type RunRecord,
   type Store,
 } from "../store/index.ts";
+import { createCodeTool } from "../tools/code.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Task, TaskFamily } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import type { Trajectory } from "../types/trajectory.ts";
+import { getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
 import { type CurveOptions, curveMetrics, type PassAtKCurves, passAtKCurves } from "./curves.ts";
 import { type EvalFiles, writeEvalFiles } from "./eval-files.ts";
@@ -61,6 +69,36 @@ export interface GivenTaskSource {
 
 export type EvalTaskSource = WorldTaskSource | GivenTaskSource;
 
+/** An MCP server whose tools an eval offers: a command it starts (stdio), or a Streamable HTTP URL. */
+export type EvalMcpSetup =
+  | { command: string; args: string[] }
+  /** `token`: whether the server needs a bearer token (the token itself is never stored). */
+  | { url: string; token: boolean };
+
+/** The tools of file tasks, by description (recorded in the config, so a resume rebuilds them). */
+export interface EvalToolSetup {
+  /** The sandboxed JavaScript code tool (src/tools/code.ts). */
+  code: boolean;
+  /** Every tool of one MCP server (src/mcp/client.ts), or none. */
+  mcp: EvalMcpSetup | null;
+}
+
+/** Budgets for endpoint policies and task files: real models think in long turns (`agentrl eval`'s defaults there). */
+export const LONG_FORM_BUDGETS: Readonly<Pick<EpisodeBudgets, "maxTurnTokens" | "maxTokens">> = {
+  maxTurnTokens: 4096,
+  maxTokens: 16384,
+};
+
+/**
+ * The budgets an eval uses unless told otherwise: the episode loop's `DEFAULT_BUDGETS` (sized for the
+ * embedded model on world tasks), with `LONG_FORM_BUDGETS` for a chat (endpoint) policy or file tasks.
+ */
+export function defaultEvalBudgets(options: { chat: boolean; fileTasks: boolean }): EpisodeBudgets {
+  return options.chat || options.fileTasks
+    ? { ...DEFAULT_BUDGETS, ...LONG_FORM_BUDGETS }
+    : { ...DEFAULT_BUDGETS };
+}
+
 /** The run config: everything that decides which episodes an eval draws (compared on resume). */
 export interface EvalConfig {
   /** How the policy was named (`--policy`), else its id. */
@@ -78,6 +116,10 @@ export interface EvalConfig {
   /** Total tool failure rate of the uniform noise model (0: none; null: a custom tool factory). */
   noise: number | null;
   budgets: EpisodeBudgets;
+  /** The verifier by name (null: the world's `checkAnswer`, or a custom `verify`). Absent in older runs. */
+  verifier?: VerifierName | null;
+  /** Tools built from a setup (null: the world's tools, or a custom factory). Absent in older runs. */
+  toolSetup?: EvalToolSetup | null;
 }
 
 export interface EvalProgress {
@@ -100,12 +142,22 @@ export interface EvaluateOptions {
   /** Recorded in the config; the caller builds the policy with them (the paper's curves: 0.6 / 0.95). */
   temperature?: number;
   topP?: number;
-  /** Total tool failure rate, split evenly over the failure modes (world tools only). */
+  /** Total tool failure rate, split evenly over the failure modes (world tools, or a `toolSetup`'s; not custom `tools`). */
   noise?: number;
-  /** Tools of an episode (default: the task's world tools with `noise`). */
+  /** Tools of an episode (default: the task's world tools with `noise`). Excludes `toolSetup`. */
   tools?: (task: Task, seed: number) => readonly AnyTool[];
-  /** Correctness of a final answer (default: the world's `checkAnswer`). */
+  /**
+   * Tools from a recorded setup (file tasks): `{ code: false, mcp: null }` is no tools at all. With
+   * `noise`, each episode's tools get stale-result noise seeded by the episode seed, labelled
+   * `injected`. Excludes `tools`.
+   */
+  toolSetup?: EvalToolSetup;
+  /** Bearer token of an MCP `url` setup with `token: true` (never stored in the run). */
+  mcpToken?: string;
+  /** Correctness of a final answer (default: the world's `checkAnswer`). Excludes `verifier`. */
   verify?: (task: Task, answer: string | null) => boolean;
+  /** A verifier by name (src/verify), recorded in the config. Excludes `verify`. */
+  verifier?: VerifierName;
   budgets?: Partial<EpisodeBudgets>;
   /** Episodes advanced together (default 64; large for embedded models, the concurrency for endpoints). */
   batchSize?: number;
@@ -191,15 +243,85 @@ function buildConfig(options: EvaluateOptions, tasks: readonly Task[]): EvalConf
     topP: options.topP ?? null,
     noise: options.tools ? null : (options.noise ?? 0),
     budgets: { ...DEFAULT_BUDGETS, ...options.budgets },
+    verifier: options.verifier ?? null,
+    toolSetup: options.toolSetup ? normalizeToolSetup(options.toolSetup) : null,
+  };
+}
+
+function normalizeToolSetup(setup: EvalToolSetup): EvalToolSetup {
+  const { mcp } = setup;
+  return {
+    code: setup.code === true,
+    mcp:
+      mcp === null
+        ? null
+        : "command" in mcp
+          ? { command: mcp.command, args: [...mcp.args] }
+          : { url: mcp.url, token: mcp.token === true },
+  };
+}
+
+/** The tools of a setup, built once; `tools(task, seed)` adds per-episode noise. `close` ends an MCP connection. */
+export interface OpenedTools {
+  tools: (task: Task, seed: number) => readonly AnyTool[];
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the tools of a setup: the code tool, then the MCP server's tools (connected now; a server
+ * that cannot be reached fails here, before any run is created). Names must be unique.
+ */
+export async function openToolSetup(
+  setup: EvalToolSetup,
+  options: { noise?: number; mcpToken?: string } = {},
+): Promise<OpenedTools> {
+  const base: AnyTool[] = [];
+  if (setup.code) base.push(createCodeTool() as AnyTool);
+  let close = async () => {};
+  const { mcp } = setup;
+  if (mcp) {
+    if ("url" in mcp && mcp.token && !options.mcpToken) {
+      throw new Error(
+        `evaluate: the MCP server ${mcp.url} needs a bearer token, which runs never store: give it again (--mcp-token or $AGENTRL_MCP_TOKEN)`,
+      );
+    }
+    const { connectMcpTools } = await import("../mcp/client.ts");
+    const spec =
+      "command" in mcp
+        ? { command: mcp.command, args: mcp.args }
+        : { url: mcp.url, ...(options.mcpToken ? { token: options.mcpToken } : {}) };
+    let connection: Awaited<ReturnType<typeof connectMcpTools>>;
+    try {
+      connection = await connectMcpTools(spec);
+    } catch (error) {
+      const where = "command" in mcp ? [mcp.command, ...mcp.args].join(" ") : mcp.url;
+      throw new Error(`evaluate: cannot use the MCP server ${where}: ${(error as Error).message}`);
+    }
+    close = () => connection.close();
+    base.push(...connection.tools);
+  }
+  const names = base.map((tool) => tool.name);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) {
+    await close();
+    throw new Error(`evaluate: two tools are named "${twice}" (the code tool and an MCP tool?)`);
+  }
+  const noise = options.noise ?? 0;
+  const config = uniformNoise(noise);
+  return {
+    tools: noise > 0 ? (_task, seed) => withToolNoise(base, config, seed) : () => base,
+    close,
   };
 }
 
 /** Fields of two configs that differ, as `field: stored → new`. */
 export function configDifferences(stored: EvalConfig, wanted: EvalConfig): string[] {
   const fields = Object.keys(wanted) as (keyof EvalConfig)[];
+  // A field an older run did not record reads as null (its default).
+  const show = (value: unknown) => JSON.stringify(value ?? null);
   return fields
-    .filter((field) => JSON.stringify(stored[field]) !== JSON.stringify(wanted[field]))
-    .map((field) => `${field}: ${JSON.stringify(stored[field])} → ${JSON.stringify(wanted[field])}`);
+    .filter((field) => show(stored[field]) !== show(wanted[field]))
+    .map((field) => `${field}: ${show(stored[field])} → ${show(wanted[field])}`);
 }
 
 interface OpenedRun {
@@ -259,14 +381,33 @@ function openEvalRun(options: EvaluateOptions, config: EvalConfig, tasks: readon
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   if (!Number.isInteger(options.n) || options.n < 1)
     throw new Error(`evaluate: n must be a positive integer, got ${options.n}`);
+  if (options.tools && options.toolSetup) throw new Error("evaluate: give tools or toolSetup, not both");
+  if (options.verify && options.verifier) throw new Error("evaluate: give verify or verifier, not both");
   const tasks = resolveEvalTasks(options.tasks);
   const config = buildConfig(options, tasks);
-  const tools = options.tools ?? worldToolsFor(config.noise ? { noise: uniformNoise(config.noise) } : {});
-  const verify = options.verify ?? checkAnswer;
+  const verify = options.verify ?? (config.verifier ? getVerifier(config.verifier) : checkAnswer);
   const { policy } = options;
   const batchSize = Math.max(1, options.batchSize ?? 64);
+  const opened = config.toolSetup
+    ? await openToolSetup(config.toolSetup, {
+        noise: config.noise ?? 0,
+        ...(options.mcpToken ? { mcpToken: options.mcpToken } : {}),
+      })
+    : null;
+  const tools =
+    opened?.tools ??
+    options.tools ??
+    worldToolsFor(config.noise ? { noise: uniformNoise(config.noise) } : {});
 
-  const { store, run, directory } = openEvalRun(options, config, tasks);
+  let run: RunRecord;
+  let store: Store;
+  let directory: string | null;
+  try {
+    ({ store, run, directory } = openEvalRun(options, config, tasks));
+  } catch (error) {
+    await opened?.close();
+    throw error;
+  }
   try {
     if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) {
       store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
@@ -351,6 +492,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     throw error;
   } finally {
     store.close();
+    await opened?.close();
   }
 }
 

@@ -1,19 +1,41 @@
 /**
- * `agentrl eval`: pass@k of a policy on world tasks. Samples n episodes per task, stores every
- * trajectory in an eval run directory, and prints the pass@k table (overall and per family) and the
- * paths of `passk.json`, `passk.svg` and `passk.html`. A killed eval resumes with `--resume <dir>`
- * (or by rerunning with the same `--run-id`): stored episodes are kept, the rest are sampled.
+ * `agentrl eval`: pass@k of a policy on world tasks or on a task file. Samples n episodes per task,
+ * stores every trajectory in an eval run directory, and prints the pass@k table (overall and per
+ * family) and the paths of `passk.json`, `passk.svg` and `passk.html`. A killed eval resumes with
+ * `--resume <dir>` (or by rerunning with the same `--run-id`): stored episodes are kept, the rest are
+ * sampled, with the task list, verifier, tools and budgets the run recorded.
  *
  *   agentrl eval --policy models/base-strong --n 64 --tasks 100
+ *   agentrl eval --policy openai:http://127.0.0.1:8000/v1#Qwen/Qwen3-4B --tasks aime.jsonl --verifier math --code
  *   agentrl eval --resume runs/eval-20250101-120000
+ *
+ * A task file (src/tasks) needs `--verifier`; its episodes get no tools unless `--code` (the QuickJS
+ * sandbox) and/or an MCP server (`--mcp-command "<cmd>"` or `--mcp-url`) give them, with `--noise`
+ * injected client-side and labelled. Budgets: the episode loop's defaults (14 turns, 32 tokens per
+ * turn, 160 per episode) for world tasks on in-process policies; 4096 per turn and 16384 per
+ * episode for `openai:` policies and task files.
  */
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
+import type { EpisodeBudgets } from "../../env/run-episodes.ts";
 import { formatCurveTable } from "../../eval/curves.ts";
 import { evalJson } from "../../eval/eval-files.ts";
 import { readEvalRunConfig } from "../../eval/eval-run-data.ts";
-import { type EvalResult, type EvalTaskSource, type EvaluateOptions, evaluate } from "../../eval/run-eval.ts";
+import {
+  defaultEvalBudgets,
+  type EvalConfig,
+  type EvalMcpSetup,
+  type EvalResult,
+  type EvalTaskSource,
+  type EvalToolSetup,
+  type EvaluateOptions,
+  evaluate,
+} from "../../eval/run-eval.ts";
+import { parseOpenAiSpec } from "../../policy/openai/spec.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
+import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
+import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
@@ -28,7 +50,14 @@ interface EvalCommandOptions {
   temperature: string;
   topP: string;
   noise: string;
+  verifier?: string;
+  code?: boolean;
+  mcpCommand?: string;
+  mcpUrl?: string;
+  mcpToken?: string;
   maxTurns?: string;
+  maxTurnTokens?: string;
+  maxTokens?: string;
   batch: string;
   runs: string;
   runId?: string;
@@ -48,8 +77,118 @@ const FIXED_ON_RESUME = [
   "temperature",
   "topP",
   "noise",
+  "verifier",
+  "code",
+  "mcpCommand",
+  "mcpUrl",
   "maxTurns",
+  "maxTurnTokens",
+  "maxTokens",
 ] as const;
+
+/** Options that only make sense with world tasks, and those that need a task file. */
+const WORLD_ONLY = ["split", "family", "taskSeed"] as const;
+const FILE_ONLY = ["verifier", "code", "mcpCommand", "mcpUrl", "mcpToken"] as const;
+
+/** `--tasks` is a count of world tasks when it is a whole number, else the path of a task file. */
+function isTaskCount(raw: string): boolean {
+  return /^\s*\d+\s*$/.test(raw);
+}
+
+/**
+ * Splits a command line into words the way a POSIX shell would for plain words, '…' and "…"
+ * quoting and backslash escapes, without running a shell (no variables, globs or pipes).
+ */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const char = line[i];
+    if (quote === "'") {
+      if (char === "'") quote = null;
+      else word += char;
+    } else if (quote === '"') {
+      if (char === '"') quote = null;
+      else if (char === "\\" && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) word += line[++i];
+      else word += char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      inWord = true;
+    } else if (char === "\\" && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += char;
+      inWord = true;
+    }
+  }
+  if (quote) throw new Error(`--mcp-command: unclosed ${quote} quote in ${JSON.stringify(line)}`);
+  if (inWord) words.push(word);
+  return words;
+}
+
+/** The tool setup of a task file from the flags (none by default). */
+function toolSetupOf(raw: EvalCommandOptions, token: string | undefined): EvalToolSetup {
+  if (raw.mcpCommand !== undefined && raw.mcpUrl !== undefined) {
+    throw new Error("give --mcp-command or --mcp-url, not both");
+  }
+  let mcp: EvalMcpSetup | null = null;
+  if (raw.mcpCommand !== undefined) {
+    const [command, ...args] = splitCommandLine(raw.mcpCommand);
+    if (!command)
+      throw new Error('--mcp-command needs a command, e.g. --mcp-command "npx agentrl mcp serve"');
+    mcp = { command, args };
+  } else if (raw.mcpUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(raw.mcpUrl);
+    } catch {
+      throw new Error(`--mcp-url must be an http(s) URL, got "${raw.mcpUrl}"`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new Error(`--mcp-url must be an http(s) URL, got "${raw.mcpUrl}"`);
+    }
+    mcp = { url: raw.mcpUrl, token: token !== undefined };
+  }
+  return { code: Boolean(raw.code), mcp };
+}
+
+function describeTools(setup: EvalToolSetup | null | undefined): string {
+  if (!setup) return "world tools";
+  const parts = [
+    ...(setup.code ? ["code"] : []),
+    ...(setup.mcp
+      ? [
+          "command" in setup.mcp
+            ? `mcp ${[setup.mcp.command, ...setup.mcp.args].join(" ")}`
+            : `mcp ${setup.mcp.url}`,
+        ]
+      : []),
+  ];
+  return parts.length > 0 ? parts.join(", ") : "none";
+}
+
+/** Budgets: the defaults for this kind of eval, then any budget flag given. */
+function budgetsOf(raw: EvalCommandOptions, defaults: EpisodeBudgets): EpisodeBudgets {
+  return {
+    ...defaults,
+    ...(raw.maxTurns !== undefined
+      ? { maxTurns: parseNumber("--max-turns", raw.maxTurns, { integer: true, min: 1 }) }
+      : {}),
+    ...(raw.maxTurnTokens !== undefined
+      ? { maxTurnTokens: parseNumber("--max-turn-tokens", raw.maxTurnTokens, { integer: true, min: 1 }) }
+      : {}),
+    ...(raw.maxTokens !== undefined
+      ? { maxTokens: parseNumber("--max-tokens", raw.maxTokens, { integer: true, min: 1 }) }
+      : {}),
+  };
+}
 
 export function register(program: Command): void {
   program
@@ -57,7 +196,11 @@ export function register(program: Command): void {
     .description("sample n episodes per task, store them, and write pass@k curves overall and per family")
     .option("--policy <policy>", "scripted policy name, checkpoint directory, or openai:<base-url>#<model>")
     .option("--split <split>", "train or test worlds", "test")
-    .option("--tasks <count>", "number of tasks", "100")
+    .option(
+      "--tasks <count|file>",
+      "number of world tasks, or a task file (.jsonl, .json, .parquet; needs --verifier)",
+      "100",
+    )
     .option("--n <n>", "samples per task (the largest k)", "64")
     .option("--family <family>", `only one family (${TASK_FAMILIES.join(", ")})`)
     .option(
@@ -72,8 +215,28 @@ export function register(program: Command): void {
     )
     .option("--temperature <t>", "sampling temperature (the paper's curves: 0.6)", "0.6")
     .option("--top-p <p>", "nucleus sampling mass (the paper's curves: 0.95)", "0.95")
-    .option("--noise <rate>", "total tool failure rate, split evenly over error/empty/timeout/corrupted", "0")
-    .option("--max-turns <n>", "turn budget per episode (default: the episode loop's)")
+    .option(
+      "--noise <rate>",
+      "total tool failure rate, split evenly over error/empty/timeout/corrupted (labelled as injected)",
+      "0",
+    )
+    .option("--verifier <name>", `answer check of a task file (${VERIFIER_NAMES.join(", ")})`)
+    .option("--code", "task files: offer the sandboxed JavaScript code tool")
+    .option(
+      "--mcp-command <cmd>",
+      'task files: offer the tools of an MCP server started by this command (stdio), e.g. "npx agentrl mcp serve"',
+    )
+    .option("--mcp-url <url>", "task files: offer the tools of an MCP server at this Streamable HTTP URL")
+    .option("--mcp-token <token>", "bearer token for --mcp-url, never stored (default: $AGENTRL_MCP_TOKEN)")
+    .option("--max-turns <n>", "turns per episode (default 14)")
+    .option(
+      "--max-turn-tokens <n>",
+      "tokens the policy may write in one turn (default 32; 4096 for openai: policies and task files)",
+    )
+    .option(
+      "--max-tokens <n>",
+      "tokens the policy may write in an episode (default 160; 16384 for openai: policies and task files)",
+    )
     .option(
       "--batch <n>",
       "episodes advanced together (embedded: decode batch; endpoints: concurrency)",
@@ -85,6 +248,7 @@ export function register(program: Command): void {
     .option("--json", "print the result (config, totals, curves, per-task counts, paths) as JSON")
     .action(async (raw: EvalCommandOptions, command: Command) => {
       const batchSize = parseNumber("--batch", raw.batch, { integer: true, min: 1 });
+      const mcpToken = raw.mcpToken ?? process.env.AGENTRL_MCP_TOKEN ?? undefined;
       let options: Omit<EvaluateOptions, "policy"> & { policySpec: string };
       if (raw.resume) {
         const ignored = FIXED_ON_RESUME.filter((name) => command.getOptionValueSource(name) === "cli");
@@ -105,6 +269,8 @@ export function register(program: Command): void {
               }
             : { type: "given", tasks, ...(config.tasks.name !== null ? { name: config.tasks.name } : {}) };
         options = {
+          ...resumedSetup(config),
+          ...(mcpToken ? { mcpToken } : {}),
           policySpec: config.policy,
           tasks: source,
           n: config.n,
@@ -117,33 +283,74 @@ export function register(program: Command): void {
         };
       } else {
         if (!raw.policy) throw new Error("--policy is required (or --resume <dir>)");
-        const family = raw.family
-          ? parseChoice<TaskFamily>("--family", raw.family, TASK_FAMILIES)
-          : undefined;
-        options = {
+        const fileTasks = !isTaskCount(raw.tasks);
+        const common = {
           policySpec: raw.policy,
-          tasks: {
-            type: "world",
-            split: parseChoice("--split", raw.split, ["train", "test"] as const),
-            count: parseNumber("--tasks", raw.tasks, { integer: true, min: 1 }),
-            seed: parseNumber("--task-seed", raw.taskSeed, { integer: true, min: 0 }),
-            ...(family ? { family } : {}),
-          },
           n: parseNumber("--n", raw.n, { integer: true, min: 1 }),
           seed: parseNumber("--seed", raw.seed, { integer: true, min: 0 }),
           temperature: parseNumber("--temperature", raw.temperature, { min: 0 }),
           topP: parseNumber("--top-p", raw.topP, { min: 0, max: 1 }),
           noise: parseNumber("--noise", raw.noise, { min: 0, max: 1 }),
-          ...(raw.maxTurns
-            ? { budgets: { maxTurns: parseNumber("--max-turns", raw.maxTurns, { integer: true, min: 1 }) } }
-            : {}),
+          budgets: budgetsOf(
+            raw,
+            defaultEvalBudgets({ chat: parseOpenAiSpec(raw.policy) !== null, fileTasks }),
+          ),
           runsRoot: raw.runs,
           ...(raw.runId ? { runId: raw.runId } : {}),
         };
+        if (fileTasks) {
+          const worldOnly = WORLD_ONLY.filter((name) => command.getOptionValueSource(name) === "cli");
+          if (worldOnly.length > 0) {
+            throw new Error(
+              `${worldOnly.map(flagOf).join(", ")} only apply to world tasks, not to a task file`,
+            );
+          }
+          if (raw.verifier === undefined) {
+            throw new Error(
+              `a task file needs --verifier <name> to check answers (one of ${VERIFIER_NAMES.join(", ")})`,
+            );
+          }
+          const verifier = parseChoice<VerifierName>("--verifier", raw.verifier, VERIFIER_NAMES);
+          if (!existsSync(raw.tasks)) {
+            throw new Error(
+              `--tasks: no such file "${raw.tasks}" (give a number of world tasks or a task file)`,
+            );
+          }
+          const toolSetup = toolSetupOf(raw, mcpToken);
+          options = {
+            ...common,
+            tasks: { type: "given", tasks: await readTaskFile(raw.tasks), name: raw.tasks },
+            verifier,
+            toolSetup,
+            ...(mcpToken ? { mcpToken } : {}),
+          };
+        } else {
+          const fileOnly = FILE_ONLY.filter((name) => raw[name] !== undefined);
+          if (fileOnly.length > 0) {
+            throw new Error(
+              `${fileOnly.map(flagOf).join(", ")} need a task file (--tasks <file>); world tasks use the world's tools and answer check`,
+            );
+          }
+          const family = raw.family
+            ? parseChoice<TaskFamily>("--family", raw.family, TASK_FAMILIES)
+            : undefined;
+          options = {
+            ...common,
+            tasks: {
+              type: "world",
+              split: parseChoice("--split", raw.split, ["train", "test"] as const),
+              count: parseNumber("--tasks", raw.tasks, { integer: true, min: 1 }),
+              seed: parseNumber("--task-seed", raw.taskSeed, { integer: true, min: 0 }),
+              ...(family ? { family } : {}),
+            },
+          };
+        }
       }
       const policy = await resolvePolicy(options.policySpec, {
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
         ...(options.topP !== undefined ? { topP: options.topP } : {}),
+        // An endpoint gets as many requests in flight as episodes advance together.
+        openai: { concurrency: batchSize },
       });
       const abort = new AbortController();
       const onSignal = () => abort.abort();
@@ -198,12 +405,30 @@ export function register(program: Command): void {
     });
 }
 
+/** `--max-turn-tokens` from `maxTurnTokens`. */
+function flagOf(name: string): string {
+  return `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+}
+
+/** Verifier and tools of a stored config, as `evaluate` options. */
+function resumedSetup(config: EvalConfig): Pick<EvaluateOptions, "verifier" | "toolSetup"> {
+  return {
+    ...(config.verifier ? { verifier: config.verifier } : {}),
+    ...(config.toolSetup ? { toolSetup: config.toolSetup } : {}),
+  };
+}
+
 function printResult(result: EvalResult): void {
   const { totals, config } = result;
   console.log(
     `policy ${config.policy} (${result.policyId}); ${totals.tasks} tasks x n = ${config.n}; ` +
       `${result.episodes.sampled} episodes sampled, ${result.episodes.resumed} found stored`,
   );
+  if (config.tasks.type === "given") {
+    console.log(
+      `tasks ${config.tasks.name ?? "(given)"}; verifier ${config.verifier ?? "custom"}; tools: ${describeTools(config.toolSetup)}`,
+    );
+  }
   console.log(formatCurveTable(result.curves));
   console.log(
     `solved at k = n: ${totals.solved}/${totals.tasks}; correct samples ${totals.correct}/${totals.samples}; ` +
