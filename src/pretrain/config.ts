@@ -22,8 +22,18 @@ export const PretrainConfigSchema = z
         maxLen: z.number().int().min(64).max(1024),
       })
       .strict(),
+    /**
+     * Loss weight of the prompt and observation tokens relative to the policy's own (1). 0 trains
+     * on the policy's tokens only; a positive weight also teaches the model to read: an
+     * observation opens with the entity the query named, so predicting it is copying practice.
+     */
+    contextLossWeight: z.number().min(0).max(1),
+    /** Start from this checkpoint's weights (continued pretraining) instead of a fresh init. */
+    init: z.string().min(1).optional(),
     /** Optimizer steps. */
     steps: z.number().int().positive(),
+    /** Stop after this many steps although the schedule spans `steps` (a stage of a longer run). */
+    stopAfter: z.number().int().positive().optional(),
     /** Padded tokens per step (each step is one bucket: tokensPerStep / T rows). */
     tokensPerStep: z.number().int().min(64),
     /** Peak learning rate (AdamW), reached after `warmupSteps`, then cosine to 10%. */
@@ -48,6 +58,7 @@ export const DEFAULT_PRETRAIN_CONFIG: PretrainConfig = {
   name: "base-strong",
   mix: "strong",
   model: { dModel: 128, nLayers: 4, nHeads: 4, dFF: 512, maxLen: 256 },
+  contextLossWeight: 0,
   steps: 400,
   tokensPerStep: 8192,
   learningRate: 2e-3,

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonValue } from "../engine/checkpoint.ts";
 import { keyFromSeed } from "../engine/init.ts";
+import { wasmMemoryBytes } from "../engine/jax.ts";
 import { adamw } from "../engine/optim.ts";
 import { warmupCosine } from "../engine/schedule.ts";
 import { createTrainer } from "../engine/train.ts";
@@ -78,6 +79,15 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
     tokenizer = saved.tokenizer instanceof WordTokenizer ? saved.tokenizer : tokenizer;
     state = { params: saved.params, opt: saved.training.opt, step: saved.training.step };
     elapsedBefore = Number((saved.training.state as { seconds?: number } | null)?.seconds ?? 0);
+  } else if (config.init) {
+    const start = await loadModelCheckpoint(config.init);
+    if (start.config.vocabSize !== modelConfig.vocabSize || start.config.dModel !== modelConfig.dModel) {
+      throw new Error(
+        `init checkpoint ${config.init} does not match model config ${JSON.stringify(modelConfig)}`,
+      );
+    }
+    tokenizer = start.tokenizer;
+    state = trainer.init(start.params);
   } else {
     state = trainer.init(initGpt(modelConfig, keyFromSeed(config.seed)));
   }
@@ -107,9 +117,17 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
     });
     store.addArtifact(runId, { kind: "checkpoint", path: CHECKPOINT, step: state.step });
   };
-  while (state.step < config.steps) {
+  const lastStep = Math.min(config.steps, config.stopAfter ?? config.steps);
+  while (state.step < lastStep) {
     const batch = await stream.next();
-    const microBatches = makeTokenBatches(batch.episodes, {
+    const sequences =
+      config.contextLossWeight > 0
+        ? batch.episodes.map(({ ids, mask }) => ({
+            ids,
+            mask: mask.map((m) => (m ? 1 : config.contextLossWeight)),
+          }))
+        : batch.episodes;
+    const microBatches = makeTokenBatches(sequences, {
       maxLen: config.model.maxLen,
       maxTokensPerMicroBatch: 8192,
       lengthMultiple: 64,
@@ -125,6 +143,7 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
       "optim/grad_norm": result.gradNorm,
       "optim/learning_rate": learningRate,
       "data/row_length": batch.length,
+      "perf/wasm_bytes": wasmMemoryBytes(),
     });
     const seconds = (performance.now() - started) / 1000;
     options.onProgress?.({
@@ -133,7 +152,7 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
       loss,
       tokensPerSecond: tokensSinceStart / seconds,
     });
-    if (state.step % config.checkpointEvery === 0 || state.step === config.steps) await save();
+    if (state.step % config.checkpointEvery === 0 || state.step === lastStep) await save();
   }
 
   // ---- the finished base --------------------------------------------------------------------------
@@ -152,7 +171,7 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
   const corpus = stream.stats;
   const result: PretrainResult = {
     checkpointDir: outDir,
-    steps: config.steps,
+    steps: lastStep,
     tokens: corpus.tokens,
     policyTokens: corpus.policyTokens,
     finalLoss: loss,
