@@ -52,12 +52,18 @@ export async function saveCheckpoint(dir: string, content: CheckpointContent): P
   const files = new Map<string, Uint8Array>();
   const tensorFiles: string[] = [];
   for (const [group, tensors] of Object.entries(content.tensors)) {
-    if (!/^[a-z0-9_-]+$/i.test(group)) throw new Error(`saveCheckpoint: tensor group name "${group}" must be [a-z0-9_-]+`);
+    if (!/^[a-z0-9_-]+$/i.test(group))
+      throw new Error(`saveCheckpoint: tensor group name "${group}" must be [a-z0-9_-]+`);
     const file = `${group}.safetensors`;
     tensorFiles.push(file);
     files.set(file, encodeSafetensors(tensors));
   }
-  const manifest = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, tensorFiles, ...content.manifest };
+  const manifest = {
+    format: CHECKPOINT_FORMAT,
+    version: CHECKPOINT_VERSION,
+    tensorFiles,
+    ...content.manifest,
+  };
   files.set(MANIFEST_FILE, new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`));
   const sums = [...files].map(([file, bytes]) => `${sha256(bytes)}  ${file}`).join("\n");
   files.set(CHECKSUM_FILE, new TextEncoder().encode(`${sums}\n`));
@@ -102,7 +108,8 @@ export async function loadCheckpoint(dir: string): Promise<CheckpointContent> {
     if (!match) throw new CheckpointError(`checkpoint ${dir}: malformed line in ${CHECKSUM_FILE}: "${line}"`);
     expected.set(match[2], match[1]);
   }
-  if (!expected.has(MANIFEST_FILE)) throw new CheckpointError(`checkpoint ${dir}: ${CHECKSUM_FILE} does not list ${MANIFEST_FILE}`);
+  if (!expected.has(MANIFEST_FILE))
+    throw new CheckpointError(`checkpoint ${dir}: ${CHECKSUM_FILE} does not list ${MANIFEST_FILE}`);
 
   const verified = async (file: string): Promise<Uint8Array> => {
     const sum = expected.get(file);
@@ -130,7 +137,10 @@ export async function loadCheckpoint(dir: string): Promise<CheckpointContent> {
     );
   }
   const tensorFiles = manifest.tensorFiles;
-  if (!Array.isArray(tensorFiles) || !tensorFiles.every((f) => typeof f === "string" && f.endsWith(".safetensors"))) {
+  if (
+    !Array.isArray(tensorFiles) ||
+    !tensorFiles.every((f) => typeof f === "string" && f.endsWith(".safetensors"))
+  ) {
     throw new CheckpointError(`checkpoint ${dir}: ${MANIFEST_FILE} has no valid tensorFiles list`);
   }
   const tensors: Record<string, Record<string, HostTensor>> = {};

@@ -2,7 +2,7 @@
  * Explicit PRNG keys and parameter initialisers. Keys are jax-js threefry keys (uint32 [2]);
  * every random draw consumes a key, so a seed plus the order of splits reproduces a model.
  */
-import { dtype as toDType, type JaxArray, np, random } from "./jax.ts";
+import { type JaxArray, np, random, dtype as toDType } from "./jax.ts";
 
 /** A PRNG key from a 32-bit seed. */
 export function keyFromSeed(seed: number): JaxArray {
@@ -26,7 +26,12 @@ export function keyFromWords(words: readonly [number, number]): JaxArray {
 }
 
 /** N(0, std²) samples of `shape`. Consumes `key`. */
-export function normalInit(key: JaxArray, shape: number[], std: number, dtype: "float32" | "float64" = "float32"): JaxArray {
+export function normalInit(
+  key: JaxArray,
+  shape: number[],
+  std: number,
+  dtype: "float32" | "float64" = "float32",
+): JaxArray {
   const sample = random.normal(key, shape);
   return (dtype === "float32" ? sample : sample.astype(toDType(dtype))).mul(std);
 }

@@ -59,8 +59,14 @@ export function adamw(options: AdamWOptions = {}): GradientTransformation<AdamWS
     update(grads, state, params, learningRate) {
       const count = state.count.add(1);
       // Bias corrections 1 − b^t as traced scalars: b^t = exp(t·ln b).
-      const correction1 = np.exp(count.ref.mul(Math.log(b1))).neg().add(1);
-      const correction2 = np.exp(count.ref.mul(Math.log(b2))).neg().add(1);
+      const correction1 = np
+        .exp(count.ref.mul(Math.log(b1)))
+        .neg()
+        .add(1);
+      const correction2 = np
+        .exp(count.ref.mul(Math.log(b2)))
+        .neg()
+        .add(1);
       const g = flattenTree(grads);
       const m = flattenTree(state.mu);
       const v = flattenTree(state.nu);
@@ -76,7 +82,8 @@ export function adamw(options: AdamWOptions = {}): GradientTransformation<AdamWS
         const mHat = mNext.ref.div(correction1.ref);
         const vHat = vNext.ref.div(correction2.ref);
         let direction = mHat.div(np.sqrt(vHat).add(eps));
-        if (weightDecay !== 0 && decayMask(path, param.shape)) direction = direction.add(param.mul(weightDecay));
+        if (weightDecay !== 0 && decayMask(path, param.shape))
+          direction = direction.add(param.mul(weightDecay));
         else param.dispose();
         updates.push([path, direction.mul(learningRate.ref).neg()]);
         mu.push([path, mNext]);

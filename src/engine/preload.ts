@@ -22,6 +22,12 @@ export function wasmMemoryBytes(): number {
   return capturedMemories.reduce((total, memory) => total + memory.buffer.byteLength, 0);
 }
 
+/** Whether jax-js's heap is a SharedArrayBuffer (it is exactly when its worker pool is on). */
+export function wasmMemoryShared(): boolean | null {
+  const memory = capturedMemories[0];
+  return memory ? memory.buffer instanceof SharedArrayBuffer : null;
+}
+
 /** Called by jax.ts once jax-js is loaded: later `WebAssembly.Memory` constructions are not ours. */
 export function restoreMemoryConstructor(): void {
   WebAssembly.Memory = OriginalMemory;
@@ -97,7 +103,8 @@ export const requestedThreads = (() => {
   const raw = process.env.AGENTRL_THREADS;
   if (raw === undefined || raw === "") return null;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`AGENTRL_THREADS must be a positive integer, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`AGENTRL_THREADS must be a positive integer, got "${raw}"`);
   return n;
 })();
 

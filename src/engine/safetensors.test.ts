@@ -11,11 +11,17 @@ const tensors: Record<string, HostTensor> = {
 };
 
 test("layout: u64 LE header length, JSON header padded to 8, raw LE data in name order", () => {
-  const bytes = encodeSafetensors({ a: { dtype: "float32", shape: [1], data: new Float32Array([1]) } }, { who: "me" });
+  const bytes = encodeSafetensors(
+    { a: { dtype: "float32", shape: [1], data: new Float32Array([1]) } },
+    { who: "me" },
+  );
   const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
   assert.equal((8 + n) % 8, 0);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
-  assert.deepEqual(header, { __metadata__: { who: "me" }, a: { dtype: "F32", shape: [1], data_offsets: [0, 4] } });
+  assert.deepEqual(header, {
+    __metadata__: { who: "me" },
+    a: { dtype: "F32", shape: [1], data_offsets: [0, 4] },
+  });
   assert.deepEqual([...bytes.subarray(8 + n)], [0x00, 0x00, 0x80, 0x3f]); // 1.0f little-endian
 });
 
@@ -33,9 +39,16 @@ test("round trip is bit-exact for every dtype", () => {
 
 test("truncated and corrupted files are rejected with the source named", () => {
   const bytes = encodeSafetensors(tensors);
-  assert.throws(() => decodeSafetensors(bytes.subarray(0, bytes.length - 3), "m.safetensors"), (error: Error) => {
-    return error instanceof SafetensorsError && /m\.safetensors/.test(error.message) && /truncated|cover/.test(error.message);
-  });
+  assert.throws(
+    () => decodeSafetensors(bytes.subarray(0, bytes.length - 3), "m.safetensors"),
+    (error: Error) => {
+      return (
+        error instanceof SafetensorsError &&
+        /m\.safetensors/.test(error.message) &&
+        /truncated|cover/.test(error.message)
+      );
+    },
+  );
   assert.throws(() => decodeSafetensors(bytes.subarray(0, 5), "m.safetensors"), /shorter/);
   const badHeader = bytes.slice();
   badHeader[9] = "!".charCodeAt(0);

@@ -11,8 +11,18 @@
  */
 import type { HostData, HostDType, HostTensor } from "./tree.ts";
 
-const DTYPE_CODES: Record<HostDType, string> = { float32: "F32", float64: "F64", int32: "I32", uint32: "U32" };
-const CODE_DTYPES: Record<string, HostDType> = { F32: "float32", F64: "float64", I32: "int32", U32: "uint32" };
+const DTYPE_CODES: Record<HostDType, string> = {
+  float32: "F32",
+  float64: "F64",
+  int32: "I32",
+  uint32: "U32",
+};
+const CODE_DTYPES: Record<string, HostDType> = {
+  F32: "float32",
+  F64: "float64",
+  I32: "int32",
+  U32: "uint32",
+};
 const BYTES: Record<HostDType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4 };
 /** Larger headers are refused (the reference implementation's limit is 100 MB). */
 const MAX_HEADER_BYTES = 100_000_000;
@@ -30,7 +40,10 @@ function isLittleEndian(): boolean {
 }
 
 /** Serialises tensors (and string metadata) into safetensors bytes. */
-export function encodeSafetensors(tensors: Record<string, HostTensor>, metadata?: Record<string, string>): Uint8Array {
+export function encodeSafetensors(
+  tensors: Record<string, HostTensor>,
+  metadata?: Record<string, string>,
+): Uint8Array {
   if (!isLittleEndian()) throw new Error("encodeSafetensors: big-endian hosts are not supported");
   const names = Object.keys(tensors).sort();
   const header: Record<string, unknown> = {};
@@ -40,7 +53,8 @@ export function encodeSafetensors(tensors: Record<string, HostTensor>, metadata?
     if (name === "__metadata__") throw new Error('encodeSafetensors: "__metadata__" is reserved');
     const { dtype, shape, data } = tensors[name];
     const count = shape.reduce((a, b) => a * b, 1);
-    if (data.length !== count) throw new Error(`encodeSafetensors: "${name}" has ${data.length} values for shape [${shape}]`);
+    if (data.length !== count)
+      throw new Error(`encodeSafetensors: "${name}" has ${data.length} values for shape [${shape}]`);
     const bytes = count * BYTES[dtype];
     header[name] = { dtype: DTYPE_CODES[dtype], shape, data_offsets: [offset, offset + bytes] };
     offset += bytes;
@@ -67,19 +81,26 @@ export interface SafetensorsContent {
 
 /** Parses safetensors bytes; `source` (a file name) is named in every error. */
 export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): SafetensorsContent {
-  if (bytes.length < 8) throw new SafetensorsError(source, `${bytes.length} bytes, shorter than the 8-byte header length`);
+  if (bytes.length < 8)
+    throw new SafetensorsError(source, `${bytes.length} bytes, shorter than the 8-byte header length`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = Number(view.getBigUint64(0, true));
   if (headerLength > MAX_HEADER_BYTES || 8 + headerLength > bytes.length) {
-    throw new SafetensorsError(source, `header length ${headerLength} exceeds the file (${bytes.length} bytes)`);
+    throw new SafetensorsError(
+      source,
+      `header length ${headerLength} exceeds the file (${bytes.length} bytes)`,
+    );
   }
   let header: Record<string, unknown>;
   try {
-    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + headerLength)));
+    header = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + headerLength)),
+    );
   } catch (error) {
     throw new SafetensorsError(source, `header is not valid JSON (${(error as Error).message})`);
   }
-  if (!header || typeof header !== "object" || Array.isArray(header)) throw new SafetensorsError(source, "header is not an object");
+  if (!header || typeof header !== "object" || Array.isArray(header))
+    throw new SafetensorsError(source, "header is not an object");
   const dataStart = 8 + headerLength;
   const dataLength = bytes.length - dataStart;
   const tensors: Record<string, HostTensor> = {};
@@ -88,29 +109,47 @@ export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): Safete
   for (const [name, entry] of Object.entries(header)) {
     if (name === "__metadata__") {
       metadata = entry as Record<string, string>;
-      if (!metadata || typeof metadata !== "object" || Object.values(metadata).some((v) => typeof v !== "string")) {
+      if (
+        !metadata ||
+        typeof metadata !== "object" ||
+        Object.values(metadata).some((v) => typeof v !== "string")
+      ) {
         throw new SafetensorsError(source, "__metadata__ must map strings to strings");
       }
       continue;
     }
     const info = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     const dtype = typeof info?.dtype === "string" ? CODE_DTYPES[info.dtype] : undefined;
-    if (!dtype) throw new SafetensorsError(source, `tensor "${name}" has unsupported dtype ${JSON.stringify(info?.dtype)}`);
+    if (!dtype)
+      throw new SafetensorsError(
+        source,
+        `tensor "${name}" has unsupported dtype ${JSON.stringify(info?.dtype)}`,
+      );
     const shape = info.shape;
     if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
       throw new SafetensorsError(source, `tensor "${name}" has an invalid shape`);
     }
     const offsets = info.data_offsets;
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isInteger(o) && o >= 0)) {
+    if (
+      !Array.isArray(offsets) ||
+      offsets.length !== 2 ||
+      !offsets.every((o) => Number.isInteger(o) && o >= 0)
+    ) {
       throw new SafetensorsError(source, `tensor "${name}" has invalid data_offsets`);
     }
     const [begin, end] = offsets as [number, number];
     const count = (shape as number[]).reduce((a, b) => a * b, 1);
     if (end - begin !== count * BYTES[dtype]) {
-      throw new SafetensorsError(source, `tensor "${name}" spans ${end - begin} bytes, expected ${count * BYTES[dtype]}`);
+      throw new SafetensorsError(
+        source,
+        `tensor "${name}" spans ${end - begin} bytes, expected ${count * BYTES[dtype]}`,
+      );
     }
     if (end > dataLength) {
-      throw new SafetensorsError(source, `tensor "${name}" ends at byte ${end} but the data has ${dataLength} (truncated?)`);
+      throw new SafetensorsError(
+        source,
+        `tensor "${name}" ends at byte ${end} but the data has ${dataLength} (truncated?)`,
+      );
     }
     spans.push([begin, end, name]);
     // Copy into an aligned buffer of the right type.
@@ -125,7 +164,11 @@ export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): Safete
   spans.sort((a, b) => a[0] - b[0]);
   let expected = 0;
   for (const [begin, end, name] of spans) {
-    if (begin !== expected) throw new SafetensorsError(source, `tensor "${name}" starts at ${begin}, expected ${expected} (overlap or gap)`);
+    if (begin !== expected)
+      throw new SafetensorsError(
+        source,
+        `tensor "${name}" starts at ${begin}, expected ${expected} (overlap or gap)`,
+      );
     expected = end;
   }
   if (expected !== dataLength) {

@@ -9,8 +9,16 @@
  * count, computed on the host, not by the micro-batch's). The gradient is then exactly the
  * gradient of the whole batch. Metrics are summed the same way.
  */
+import { type ExecMode, ExecutionSite, readArrays } from "./exec.ts";
 import { type JaxArray, jax, np } from "./jax.ts";
-import { adamw, type AdamWState, applyUpdates, clipByGlobalNorm, type GradientTransformation, globalNorm } from "./optim.ts";
+import {
+  type AdamWState,
+  adamw,
+  applyUpdates,
+  clipByGlobalNorm,
+  type GradientTransformation,
+  globalNorm,
+} from "./optim.ts";
 import { mapTree, type ParamTree, refTree } from "./tree.ts";
 
 /** What a loss returns: a scalar and named scalar metrics (each summed over micro-batches). */
@@ -54,17 +62,38 @@ export interface Trainer<P extends ParamTree, B> {
    */
   step(state: TrainState<P>, microBatches: B[], learningRate: number): Promise<[TrainState<P>, StepResult]>;
   /** Summed loss and gradients over micro-batches, no update. Consumes the batches, not params. */
-  gradients(params: P, microBatches: B[]): Promise<{ loss: number; metrics: Record<string, number>; grads: P }>;
+  gradients(
+    params: P,
+    microBatches: B[],
+  ): Promise<{ loss: number; metrics: Record<string, number>; grads: P }>;
   /** Frees the compiled programs. */
   dispose(): void;
 }
 
-async function scalar(x: JaxArray): Promise<number> {
-  return (await x.data())[0];
-}
+type Scalars = { loss: JaxArray[]; metrics: Record<string, JaxArray>[] };
 
-async function readMetrics(metrics: Record<string, JaxArray>, into: Record<string, number>): Promise<void> {
-  for (const [name, value] of Object.entries(metrics)) into[name] = (into[name] ?? 0) + (await scalar(value));
+/** Reads the loss and metric scalars of every micro-batch (and the norm) and sums them. */
+async function readScalars(
+  scalars: Scalars,
+  norm: JaxArray | null,
+  mode: ExecMode,
+  settle: unknown,
+): Promise<{ loss: number; metrics: Record<string, number>; norm: number }> {
+  const names = Object.keys(scalars.metrics[0] ?? {});
+  const arrays = [...scalars.loss, ...scalars.metrics.flatMap((m) => names.map((name) => m[name]))];
+  if (norm) arrays.push(norm);
+  const values = (await readArrays(arrays, mode, settle)).map((v) => v[0]);
+  const count = scalars.loss.length;
+  const metrics: Record<string, number> = {};
+  names.forEach((name, j) => {
+    metrics[name] = 0;
+    for (let i = 0; i < count; i++) metrics[name] += values[count + i * names.length + j];
+  });
+  return {
+    loss: values.slice(0, count).reduce((a, b) => a + b, 0),
+    metrics,
+    norm: norm ? values[values.length - 1] : Number.NaN,
+  };
 }
 
 /** Builds the jitted step functions for one loss. */
@@ -73,7 +102,7 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
   const maxGradNorm = options.maxGradNorm ?? 1;
   const clip = maxGradNorm > 0 && Number.isFinite(maxGradNorm);
   const compile = <F extends (...args: never[]) => unknown>(f: F): F =>
-    (options.jit === false ? f : (jax.jit(f as never) as unknown as F));
+    options.jit === false ? f : (jax.jit(f as never) as unknown as F);
 
   const lossAndGrad = (params: P, batch: B): [LossOutput, P] => {
     const [out, grads] = jax.valueAndGrad(
@@ -87,7 +116,12 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
   };
 
   // Clip, update, apply. Consumes everything; returns [params, opt, gradNorm].
-  const apply = (params: P, opt: AdamWState<P>, grads: P, learningRate: JaxArray): [P, AdamWState<P>, JaxArray] => {
+  const apply = (
+    params: P,
+    opt: AdamWState<P>,
+    grads: P,
+    learningRate: JaxArray,
+  ): [P, AdamWState<P>, JaxArray] => {
     let norm: JaxArray;
     if (clip) [grads, norm] = clipByGlobalNorm(grads, maxGradNorm);
     else norm = globalNorm(refTree(grads));
@@ -115,18 +149,26 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
     return [nextParams, nextOpt, out.loss, out.metrics, norm] as const;
   });
 
+  const gradientSite = new ExecutionSite("gradients");
+  const stepSite = new ExecutionSite("train-step");
+
+  type Out = [JaxArray, Record<string, JaxArray>];
   const gradients = async (params: P, microBatches: B[]) => {
     if (microBatches.length === 0) throw new Error("Trainer.gradients: no micro-batches");
-    const metrics: Record<string, number> = {};
-    let [acc, loss, m] = firstGrads(refTree(params), microBatches[0]) as unknown as [P, JaxArray, Record<string, JaxArray>];
-    let total = await scalar(loss);
-    await readMetrics(m, metrics);
-    for (const batch of microBatches.slice(1)) {
-      [acc, loss, m] = accumulate(refTree(params), acc, batch) as unknown as [P, JaxArray, Record<string, JaxArray>];
-      total += await scalar(loss);
-      await readMetrics(m, metrics);
+    const mode = gradientSite.begin();
+    const scalars: Scalars = { loss: [], metrics: [] };
+    let acc: P | null = null;
+    for (const batch of microBatches) {
+      const [next, loss, metrics] = (acc === null
+        ? firstGrads(refTree(params), batch)
+        : accumulate(refTree(params), acc, batch)) as unknown as [P, ...Out];
+      acc = next;
+      scalars.loss.push(loss);
+      scalars.metrics.push(metrics);
     }
-    return { loss: total, metrics, grads: acc };
+    const read = await readScalars(scalars, null, mode, acc);
+    gradientSite.end();
+    return { loss: read.loss, metrics: read.metrics, grads: acc! };
   };
 
   return {
@@ -136,54 +178,41 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
     },
     async step(state, microBatches, learningRate) {
       if (microBatches.length === 0) throw new Error("Trainer.step: no micro-batches");
+      const mode = stepSite.begin();
       const lr = np.array(learningRate);
-      const metrics: Record<string, number> = {};
-      let loss = 0;
-      let params: P;
-      let opt: AdamWState<P>;
-      let norm: JaxArray;
+      const scalars: Scalars = { loss: [], metrics: [] };
+      type Final = [P, AdamWState<P>, JaxArray, Record<string, JaxArray>, JaxArray];
+      let final: Final;
       if (microBatches.length === 1) {
-        let l: JaxArray;
-        let m: Record<string, JaxArray>;
-        [params, opt, l, m, norm] = fusedStep(state.params, state.opt, microBatches[0], lr) as unknown as [
-          P,
-          AdamWState<P>,
-          JaxArray,
-          Record<string, JaxArray>,
-          JaxArray,
-        ];
-        loss = await scalar(l);
-        await readMetrics(m, metrics);
+        final = fusedStep(state.params, state.opt, microBatches[0], lr) as unknown as Final;
       } else {
-        let [acc, l, m] = firstGrads(refTree(state.params), microBatches[0]) as unknown as [
-          P,
-          JaxArray,
-          Record<string, JaxArray>,
-        ];
-        loss += await scalar(l);
-        await readMetrics(m, metrics);
-        for (const batch of microBatches.slice(1, -1)) {
-          [acc, l, m] = accumulate(refTree(state.params), acc, batch) as unknown as [P, JaxArray, Record<string, JaxArray>];
-          loss += await scalar(l);
-          await readMetrics(m, metrics);
+        let acc: P | null = null;
+        for (const batch of microBatches.slice(0, -1)) {
+          const [next, loss, metrics] = (acc === null
+            ? firstGrads(refTree(state.params), batch)
+            : accumulate(refTree(state.params), acc, batch)) as unknown as [P, ...Out];
+          acc = next;
+          scalars.loss.push(loss);
+          scalars.metrics.push(metrics);
         }
-        [params, opt, l, m, norm] = lastStep(state.params, state.opt, acc, microBatches[microBatches.length - 1], lr) as unknown as [
-          P,
-          AdamWState<P>,
-          JaxArray,
-          Record<string, JaxArray>,
-          JaxArray,
-        ];
-        loss += await scalar(l);
-        await readMetrics(m, metrics);
+        const last = microBatches[microBatches.length - 1];
+        final = lastStep(state.params, state.opt, acc!, last, lr) as unknown as Final;
       }
-      const gradNorm = await scalar(norm);
-      return [{ params, opt, step: state.step + 1 }, { loss, gradNorm, learningRate, metrics }];
+      const [params, opt, loss, metrics, norm] = final;
+      scalars.loss.push(loss);
+      scalars.metrics.push(metrics);
+      const read = await readScalars(scalars, norm, mode, [params, opt]);
+      stepSite.end();
+      return [
+        { params, opt, step: state.step + 1 },
+        { loss: read.loss, gradNorm: read.norm, learningRate, metrics: read.metrics },
+      ];
     },
     gradients,
     dispose() {
       if (options.jit === false) return;
-      for (const f of [fusedStep, firstGrads, accumulate, lastStep]) (f as unknown as { dispose(): void }).dispose();
+      for (const f of [fusedStep, firstGrads, accumulate, lastStep])
+        (f as unknown as { dispose(): void }).dispose();
     },
   };
 }

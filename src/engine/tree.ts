@@ -9,7 +9,11 @@ import { type DTypeName, dtype, type JaxArray, tree as jaxTree, np } from "./jax
 export type ParamTree = JaxArray | ParamTree[] | { [key: string]: ParamTree };
 
 export type HostDType = DTypeName;
-export type HostData = Float32Array<ArrayBuffer> | Float64Array<ArrayBuffer> | Int32Array<ArrayBuffer> | Uint32Array<ArrayBuffer>;
+export type HostData =
+  | Float32Array<ArrayBuffer>
+  | Float64Array<ArrayBuffer>
+  | Int32Array<ArrayBuffer>
+  | Uint32Array<ArrayBuffer>;
 
 /** An array copied to JavaScript memory. */
 export interface HostTensor {
@@ -18,18 +22,32 @@ export interface HostTensor {
   data: HostData;
 }
 
+/** A jax value: a concrete array or, inside jit/grad, a tracer standing for one. */
 function isArrayLeaf(value: unknown): value is JaxArray {
-  return value instanceof np.Array;
+  return (
+    value instanceof np.Array ||
+    (typeof value === "object" && value !== null && "aval" in value && "ref" in value)
+  );
 }
 
-/** Every leaf with its dotted path, in a deterministic order (object keys in insertion order). */
+/** A leaf of a device tree (a jax array) or of a host tree (a `HostTensor`). */
+function isLeaf(value: unknown): boolean {
+  return (
+    isArrayLeaf(value) || (typeof value === "object" && value !== null && "dtype" in value && "data" in value)
+  );
+}
+
+/**
+ * Every leaf (jax array or host tensor) with its dotted path, in a deterministic order (object
+ * keys in insertion order, list items by index).
+ */
 export function flattenTree<T = JaxArray>(tree: unknown, prefix = ""): [string, T][] {
   const out: [string, T][] = [];
   const visit = (node: unknown, path: string) => {
-    if (isArrayLeaf(node) || ArrayBuffer.isView(node) || (node && typeof node === "object" && "dtype" in node)) {
+    if (isLeaf(node)) {
       out.push([path, node as T]);
     } else if (Array.isArray(node)) {
-      node.forEach((child, i) => visit(child, path ? `${path}.${i}` : String(i)));
+      for (const [i, child] of node.entries()) visit(child, path ? `${path}.${i}` : String(i));
     } else if (node && typeof node === "object") {
       for (const [key, child] of Object.entries(node)) {
         if (key.includes(".")) throw new Error(`tree key "${key}" must not contain "."`);
@@ -55,7 +73,7 @@ export function unflattenTree<T>(entries: Iterable<[string, T]>): unknown {
     for (let i = 0; i < parts.length - 1; i++) {
       const next = node[parts[i]];
       if (next === undefined) node[parts[i]] = {};
-      else if (typeof next !== "object" || isArrayLeaf(next)) throw new Error(`tree path conflict at "${path}"`);
+      else if (typeof next !== "object" || isLeaf(next)) throw new Error(`tree path conflict at "${path}"`);
       node = node[parts[i]] as Record<string, unknown>;
     }
     const last = parts[parts.length - 1];
@@ -63,8 +81,7 @@ export function unflattenTree<T>(entries: Iterable<[string, T]>): unknown {
     node[last] = value;
   }
   const toLists = (node: unknown): unknown => {
-    if (!node || typeof node !== "object" || isArrayLeaf(node) || ArrayBuffer.isView(node) || "dtype" in node)
-      return node;
+    if (!node || typeof node !== "object" || isLeaf(node)) return node;
     const record = node as Record<string, unknown>;
     const keys = Object.keys(record);
     const isList = keys.length > 0 && keys.every((key, i) => key === String(i));
@@ -90,7 +107,11 @@ export function disposeTree(tree: ParamTree | null | undefined): void {
 }
 
 /** Applies `fn` to every leaf (and the matching leaves of `rest`), keeping the structure. */
-export function mapTree<T extends ParamTree>(fn: (...leaves: JaxArray[]) => JaxArray, tree: T, ...rest: T[]): T {
+export function mapTree<T extends ParamTree>(
+  fn: (...leaves: JaxArray[]) => JaxArray,
+  tree: T,
+  ...rest: T[]
+): T {
   return jaxTree.map(fn, tree, ...rest) as T;
 }
 

@@ -44,3 +44,29 @@ export function gptParamCount(config: GptConfig): number {
   const block = 2 * D + (D * 3 * D + 3 * D) + (D * D + D) + 2 * D + (D * F + F) + (F * D + D);
   return V * D + T * D + L * block + 2 * D;
 }
+
+/** Shape of every parameter by path (`blocks.0.wqkv` → [D, 3D]), without allocating anything. */
+export function gptParamShapes(config: GptConfig): Record<string, number[]> {
+  const { vocabSize: V, dModel: D, nLayers: L, dFF: F, maxLen } = config;
+  const shapes: Record<string, number[]> = { wte: [V, D], wpe: [maxLen, D] };
+  for (let i = 0; i < L; i++) {
+    const p = `blocks.${i}`;
+    Object.assign(shapes, {
+      [`${p}.ln1.scale`]: [D],
+      [`${p}.ln1.bias`]: [D],
+      [`${p}.wqkv`]: [D, 3 * D],
+      [`${p}.bqkv`]: [3 * D],
+      [`${p}.wo`]: [D, D],
+      [`${p}.bo`]: [D],
+      [`${p}.ln2.scale`]: [D],
+      [`${p}.ln2.bias`]: [D],
+      [`${p}.w1`]: [D, F],
+      [`${p}.b1`]: [F],
+      [`${p}.w2`]: [F, D],
+      [`${p}.b2`]: [D],
+    });
+  }
+  shapes["lnf.scale"] = [D];
+  shapes["lnf.bias"] = [D];
+  return shapes;
+}

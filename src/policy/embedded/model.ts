@@ -10,8 +10,9 @@
  * B=batch, T=time, D=width (dModel), H=heads, K=head width (D/H), F=feed-forward width,
  * V=vocabulary, S=key positions (the KV cache length).
  */
-import { dtype as toDType, type JaxArray, nn, np } from "../../engine/jax.ts";
+
 import { normalInit, splitKey } from "../../engine/init.ts";
+import { type JaxArray, nn, np, dtype as toDType } from "../../engine/jax.ts";
 import type { GptConfig } from "./config.ts";
 import { validateGptConfig } from "./config.ts";
 
@@ -51,7 +52,10 @@ export function initGpt(config: GptConfig, key: JaxArray, dtype: ParamDType = "f
   const residualStd = 0.02 / Math.sqrt(2 * L);
   const [kTok, kPos, ...blockKeys] = splitKey(key, 2 + L);
   const zeros = (n: number) => np.zeros([n], { dtype: toDType(dtype) });
-  const layerNorm = (): LayerNormParams => ({ scale: np.ones([D], { dtype: toDType(dtype) }), bias: zeros(D) });
+  const layerNorm = (): LayerNormParams => ({
+    scale: np.ones([D], { dtype: toDType(dtype) }),
+    bias: zeros(D),
+  });
   const blocks = blockKeys.map((blockKey): BlockParams => {
     const [kQkv, kO, k1, k2] = splitKey(blockKey, 4);
     return {
@@ -80,7 +84,10 @@ export function layerNorm(x: JaxArray, p: LayerNormParams): JaxArray {
   const mean = x.ref.mean(-1, { keepdims: true });
   const centered = x.sub(mean);
   const variance = np.square(centered.ref).mean(-1, { keepdims: true });
-  return centered.div(np.sqrt(variance.add(1e-5))).mul(p.scale).add(p.bias);
+  return centered
+    .div(np.sqrt(variance.add(1e-5)))
+    .mul(p.scale)
+    .add(p.bias);
 }
 
 /** Dense layer over the last axis: [.., In] @ [In, Out] + [Out]. */
@@ -94,14 +101,21 @@ export function dense(x: JaxArray, w: JaxArray, b: JaxArray): JaxArray {
 
 /** One-hot rows of `ids` ([...] int32 → [..., n]) in `dtype`, built by comparison (no gather). */
 export function oneHot(ids: JaxArray, n: number, dtype: ParamDType): JaxArray {
-  return np.equal(ids.reshape([...ids.shape, 1]), np.arange(n, undefined, undefined, { dtype: np.int32 })).astype(toDType(dtype));
+  return np
+    .equal(ids.reshape([...ids.shape, 1]), np.arange(n, undefined, undefined, { dtype: np.int32 }))
+    .astype(toDType(dtype));
 }
 
 /**
  * Queries, keys and values of a block, each [B, T, H, K] (views into one [B, T, 3, H, K] array).
  * Consumes x and the projection weights.
  */
-export function projectQkv(x: JaxArray, wqkv: JaxArray, bqkv: JaxArray, nHeads: number): [JaxArray, JaxArray, JaxArray] {
+export function projectQkv(
+  x: JaxArray,
+  wqkv: JaxArray,
+  bqkv: JaxArray,
+  nHeads: number,
+): [JaxArray, JaxArray, JaxArray] {
   const [B, T, D] = x.shape;
   const qkv = dense(x, wqkv, bqkv).reshape([B, T, 3, nHeads, D / nHeads]); // [B,T,3,H,K]
   return [qkv.ref.slice([], [], 0), qkv.ref.slice([], [], 1), qkv.slice([], [], 2)];
@@ -128,11 +142,18 @@ export function attend(q: JaxArray, k: JaxArray, v: JaxArray, mask: JaxArray): J
 
 /**
  * GELU, tanh approximation, written as x·sigmoid(2z) (= x·(1 + tanh z)/2 with
- * z = √(2/π)(x + 0.044715x³)): one exp instead of jax-js's tanh, about 2x faster here.
+ * z = √(2/π)(x + 0.044715x³)): one exp instead of jax-js's tanh, about 2x faster here. 2z is
+ * clipped to ±80 so exp(−2z) stays finite: an infinite exp makes the gradient 0·∞ = NaN for very
+ * negative inputs (the clipped values are within 1e-34 of the exact ones).
  */
 export function gelu(x: JaxArray): JaxArray {
-  const twoZ = x.ref.mul(x.ref).mul(0.044715).add(1).mul(x.ref).mul(2 * Math.sqrt(2 / Math.PI));
-  return x.div(np.exp(twoZ.neg()).add(1));
+  const twoZ = x.ref
+    .mul(x.ref)
+    .mul(0.044715)
+    .add(1)
+    .mul(x.ref)
+    .mul(2 * Math.sqrt(2 / Math.PI));
+  return x.div(np.exp(np.clip(twoZ, -80, 80).neg()).add(1));
 }
 
 /** Feed-forward half of a block, on the LayerNorm'd stream. */
@@ -142,20 +163,30 @@ export function mlp(x: JaxArray, p: BlockParams): JaxArray {
 
 /** Additive causal mask [T, T]: 0 on and below the diagonal, -1e9 above. */
 export function causalMask(T: number, dtype: ParamDType): JaxArray {
-  return np.tri(T, T, 0, { dtype: toDType(dtype) }).sub(1).mul(1e9);
+  return np
+    .tri(T, T, 0, { dtype: toDType(dtype) })
+    .sub(1)
+    .mul(1e9);
 }
 
 /**
  * Final hidden states [B, T, D] (after the last LayerNorm) of a full causal forward pass over
- * `ids` [B, T] (int32, T ≤ maxLen). Consumes params and ids.
+ * `ids` [B, T] (int32, T ≤ maxLen). `gather`: look embeddings up with `take` instead of a one-hot
+ * matmul (faster, but only where no gradient is taken). Consumes params and ids.
  */
-export function gptHidden(params: GptParams, ids: JaxArray, config: GptConfig): JaxArray {
+export function gptHidden(
+  params: GptParams,
+  ids: JaxArray,
+  config: GptConfig,
+  options: { gather?: boolean } = {},
+): JaxArray {
   const [, T] = ids.shape;
   const dtype = params.wte.dtype as ParamDType;
   const { nHeads } = config;
-  let x = np.matmul(oneHot(ids, config.vocabSize, dtype), params.wte.ref) // [B,T,D]
-    .add(params.wpe.slice([0, T]));
-  params.wte.dispose();
+  const embedded = options.gather
+    ? np.take(params.wte, ids, 0) // [B,T,D]; not differentiable under jit
+    : np.matmul(oneHot(ids, config.vocabSize, dtype), params.wte); // [B,T,D]
+  let x = embedded.add(params.wpe.slice([0, T]));
   const mask = causalMask(T, dtype);
   for (const p of params.blocks) {
     const [q, k, v] = projectQkv(layerNorm(x.ref, p.ln1), p.wqkv, p.bqkv, nHeads);
@@ -190,29 +221,28 @@ export type TokenStats = {
 /**
  * Log-probability of each token given its prefix (and optionally the predicting distribution's
  * entropy), aligned with `ids` [B, T]: column 0 has no prediction and is 0. Logits are divided by
- * `temperature` first. Differentiable and jit-safe (one-hot products, no gather). Consumes params
- * and ids.
+ * `temperature` first. Differentiable and jit-safe (one-hot products, no gather) unless `gather`
+ * is set (inference only: `take` lookups, a little faster). Consumes params and ids.
  */
 export function tokenStats(
   params: GptParams,
   ids: JaxArray,
   config: GptConfig,
-  options: { temperature?: number; entropy?: boolean } = {},
+  options: { temperature?: number; entropy?: boolean; gather?: boolean } = {},
 ): TokenStats {
-  const [B, T] = ids.shape;
+  const [, T] = ids.shape;
   const dtype = params.wte.dtype as ParamDType;
   const temperature = options.temperature ?? 1;
   const wte = params.wte.ref;
   // Logits at every position (slicing off the last one before the head would feed a strided view
   // into the matmul, which jax-js then runs ~30x slower); position t predicts token t+1.
-  let logits = headLogits(gptHidden(params, ids.ref, config), wte); // [B,T,V]
+  let logits = headLogits(gptHidden(params, ids.ref, config, { gather: options.gather }), wte); // [B,T,V]
   if (temperature !== 1) logits = logits.div(temperature);
   const logp = nn.logSoftmax(logits, -1); // [B,T,V]
   const next = np.pad(ids.slice([], [1, T]), [
     [0, 0],
     [0, 1],
   ]); // [B,T]: token t+1, 0 after the end
-  const targets = oneHot(next, config.vocabSize, dtype); // [B,T,V]
   // Shift predictions right so index t holds the prediction of token t (index 0: none → 0).
   const alignToIds = (x: JaxArray) =>
     np.pad(x.slice([], [0, T - 1]), [
@@ -223,7 +253,9 @@ export function tokenStats(
   if (options.entropy) {
     entropy = alignToIds(np.exp(logp.ref).mul(logp.ref).sum(-1).neg());
   }
-  const logprobs = alignToIds(logp.mul(targets).sum(-1));
-  void B;
+  const picked = options.gather
+    ? np.takeAlongAxis(logp, next.reshape([-1, T, 1]), -1).reshape([-1, T])
+    : logp.mul(oneHot(next, config.vocabSize, dtype)).sum(-1); // [B,T]
+  const logprobs = alignToIds(picked);
   return { logprobs, entropy };
 }

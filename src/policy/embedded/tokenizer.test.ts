@@ -1,9 +1,31 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { canonicalText, PROTOCOL_TOKENS, renderAnswer, renderObservation, renderPrompt, renderToolCall } from "../../env/protocol.ts";
+import {
+  canonicalText,
+  PROTOCOL_TOKENS,
+  renderAnswer,
+  renderObservation,
+  renderPrompt,
+  renderToolCall,
+} from "../../env/protocol.ts";
 import { createWordTokenizer, WordTokenizer } from "./tokenizer.ts";
 
-const WORDS = ["zenda", "city", "in", "ruritania", ".", ":", "population", "founded", "what", "is", "the", "of", "?", "-"];
+const WORDS = [
+  "zenda",
+  "city",
+  "in",
+  "ruritania",
+  ".",
+  ":",
+  "population",
+  "founded",
+  "what",
+  "is",
+  "the",
+  "of",
+  "?",
+  "-",
+];
 
 test("ids: specials, digits, protocol tags, then the words in order", () => {
   const tokenizer = createWordTokenizer(WORDS);

@@ -47,7 +47,8 @@ export class WordTokenizer implements Tokenizer {
     this.tokens = [...tokens];
     this.#ids = new Map();
     this.tokens.forEach((token, id) => {
-      if (token === "" || /\s/.test(token)) throw new Error(`WordTokenizer: token ${id} is empty or has whitespace`);
+      if (token === "" || /\s/.test(token))
+        throw new Error(`WordTokenizer: token ${id} is empty or has whitespace`);
       if (this.#ids.has(token)) throw new Error(`WordTokenizer: duplicate token "${token}"`);
       if (id >= expectedPrefix.length && /^\d+$/.test(token)) {
         throw new Error(`WordTokenizer: "${token}" is a number; numbers are spelled with digit tokens`);
@@ -118,8 +119,10 @@ export class WordTokenizer implements Tokenizer {
 
   static fromJSON(json: unknown): WordTokenizer {
     const value = json as Partial<WordTokenizerJson> | null;
-    if (!value || value.type !== "word-level" || value.version !== 1 || !Array.isArray(value.tokens)) {
-      throw new Error('WordTokenizer.fromJSON: expected { type: "word-level", version: 1, tokens: string[] }');
+    if (value?.type !== "word-level" || value.version !== 1 || !Array.isArray(value.tokens)) {
+      throw new Error(
+        'WordTokenizer.fromJSON: expected { type: "word-level", version: 1, tokens: string[] }',
+      );
     }
     if (!value.tokens.every((token) => typeof token === "string")) {
       throw new Error("WordTokenizer.fromJSON: every token must be a string");

@@ -1,0 +1,151 @@
+/**
+ * Engine throughput on the reference model (V=256, d=128, 4 layers, 4 heads, FF=512, pre-LN,
+ * GELU, learned positions, the PyTorch anchor's model): a fused AdamW train step (B=32, T=64),
+ * per-token log-prob scoring (B=64, T=64) and KV-cache sampling (B=64, 16-token prompt, 48 new
+ * tokens). When PyTorch is installed (`apt-get install python3-torch libopenblas0-pthread`) the
+ * anchor `../shared/anchors/torch_reference.py` runs in the same process tree right after, and the
+ * `*_vs_torch` keys are our throughput divided by its (null without PyTorch).
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { createRng } from "../src/core/random.ts";
+import { engineThreads } from "../src/engine/exec.ts";
+import { keyFromSeed } from "../src/engine/init.ts";
+import { createTrainer } from "../src/engine/train.ts";
+import { disposeTree } from "../src/engine/tree.ts";
+import { makeTokenBatches } from "../src/policy/embedded/batch.ts";
+import { REFERENCE_CONFIG } from "../src/policy/embedded/config.ts";
+import { DecodeSession } from "../src/policy/embedded/decode-session.ts";
+import { crossEntropy, tokenLoss } from "../src/policy/embedded/losses.ts";
+import { initGpt } from "../src/policy/embedded/model.ts";
+import { scoreTokens } from "../src/policy/embedded/score.ts";
+
+const V = REFERENCE_CONFIG.vocabSize;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** The anchor's training data: x_{t+1} = 5·x_t + 3 mod V from a random start. */
+function affineSequences(rows: number, length: number, seed: number): number[][] {
+  const rng = createRng(seed);
+  return Array.from({ length: rows }, () => {
+    const sequence = [rng.int(V)];
+    while (sequence.length < length) sequence.push((sequence[sequence.length - 1] * 5 + 3) % V);
+    return sequence;
+  });
+}
+
+export async function benchTrain(): Promise<number> {
+  const config = { ...REFERENCE_CONFIG, maxLen: 64 };
+  const trainer = createTrainer({ loss: tokenLoss(config, crossEntropy) });
+  let state = trainer.init(initGpt(config, keyFromSeed(0)));
+  const times: number[] = [];
+  // The first 6 steps compile and let the execution site pick pool or main thread (exec.ts).
+  for (let step = 0; step < 16; step++) {
+    const batches = makeTokenBatches(
+      affineSequences(32, 64, step).map((ids) => ({ ids })),
+      { maxLen: 64, microBatchSize: 32 },
+    );
+    const start = performance.now();
+    const [next] = await trainer.step(state, batches, 3e-3);
+    if (step >= 6) times.push(performance.now() - start);
+    state = next;
+  }
+  disposeTree(state.params);
+  disposeTree(state.opt as never);
+  trainer.dispose();
+  return (32 * 64) / (median(times) / 1000);
+}
+
+export async function benchScore(): Promise<number> {
+  const config = { ...REFERENCE_CONFIG, maxLen: 64 };
+  const params = initGpt(config, keyFromSeed(1));
+  const sequences = affineSequences(64, 64, 7);
+  const times: number[] = [];
+  for (let i = 0; i < 14; i++) {
+    const start = performance.now();
+    await scoreTokens(params, config, sequences, { rows: 64 });
+    if (i >= 6) times.push(performance.now() - start);
+  }
+  disposeTree(params);
+  return (64 * 64) / (median(times) / 1000);
+}
+
+export async function benchSample(): Promise<number> {
+  const config = { ...REFERENCE_CONFIG, maxLen: 64 };
+  const params = initGpt(config, keyFromSeed(2));
+  const session = new DecodeSession(params, config, { rows: 64 });
+  const rng = createRng(3);
+  const times: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (let slot = 0; slot < 64; slot++) {
+      session.reset(slot);
+      session.feed(
+        slot,
+        Array.from({ length: 16 }, () => rng.int(V)),
+      );
+    }
+    const start = performance.now();
+    const results = await session.generate(
+      Array.from({ length: 64 }, (_, slot) => ({
+        slot,
+        maxNew: 48,
+        stop: [],
+        rng: rng.fork(slot),
+        sampling: { temperature: 0.8, topP: 1 },
+      })),
+    );
+    if (round >= 1) times.push(performance.now() - start);
+    if (results.some((r) => r.ids.length !== 48)) throw new Error("benchSample: a row stopped early");
+  }
+  session.dispose();
+  disposeTree(params);
+  return (64 * 48) / (median(times) / 1000);
+}
+
+/** Runs the PyTorch anchor; null when python3-torch (or the anchor) is absent. */
+async function torchReference(): Promise<Record<string, number> | null> {
+  const script = fileURLToPath(new URL("../../shared/anchors/torch_reference.py", import.meta.url));
+  if (!existsSync(script) || !existsSync("/usr/bin/python3")) return null;
+  try {
+    const { stdout } = await promisify(execFile)("/usr/bin/python3", [script, "1"], {
+      env: { ...process.env, OPENBLAS_NUM_THREADS: "2" },
+      timeout: 15 * 60 * 1000,
+    });
+    const line = stdout.trim().split("\n").pop() ?? "";
+    return JSON.parse(line) as Record<string, number>;
+  } catch {
+    return null;
+  }
+}
+
+export async function benchEngine(): Promise<Record<string, number | null>> {
+  const train = await benchTrain();
+  const score = await benchScore();
+  const sample = await benchSample();
+  const torch = await torchReference();
+  const torchTrain = torch?.train_tok_per_s ?? null;
+  const torchScore = torch ? (64 * 64) / (torch.logprobs_B64_T64_ms / 1000) : null;
+  const torchSample = torch?.sample_kvcache_tok_per_s ?? null;
+  const ratio = (ours: number, theirs: number | null) => (theirs ? ours / theirs : null);
+  return {
+    engine_threads: engineThreads(),
+    train_tokens_per_s: train,
+    score_tokens_per_s: score,
+    sample_tokens_per_s: sample,
+    train_vs_torch: ratio(train, torchTrain),
+    score_vs_torch: ratio(score, torchScore),
+    sample_vs_torch: ratio(sample, torchSample),
+    torch_train_tokens_per_s: torchTrain,
+    torch_score_tokens_per_s: torchScore,
+    torch_sample_tokens_per_s: torchSample,
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(JSON.stringify(await benchEngine()));
+}

@@ -1,0 +1,83 @@
+/**
+ * Sampling one token from a row of logits, on the host (a row is V floats; the decode step has to
+ * come back to the host each token anyway to check stop tokens). Per-sequence `Rng` streams make a
+ * sequence's samples independent of which other sequences share its batch.
+ *
+ * Conventions (what the RL code relies on):
+ * - temperature T > 0: the distribution is softmax(logits / T), then top-p keeps the smallest set
+ *   of most likely tokens whose probability reaches `topP` (ties broken by lower id; at least one
+ *   token) and renormalises.
+ * - The returned `logprob` is log softmax(logits / T)[token], BEFORE top-p truncation: the value
+ *   `scoreTokens(…, { temperature: T })` recomputes, so PPO ratios compare like with like. (With
+ *   top-p < 1 the true sampling probability is higher by the kept mass; it is not reported.)
+ * - temperature 0: greedy (argmax, lowest id on ties); `logprob` is then under T = 1.
+ */
+import type { Rng } from "../../core/random.ts";
+
+export interface SamplingOptions {
+  /** 0 = greedy. */
+  temperature: number;
+  /** Nucleus mass in (0, 1]; 1 = no truncation. */
+  topP: number;
+}
+
+export function validateSampling(options: SamplingOptions): SamplingOptions {
+  if (!(options.temperature >= 0) || !Number.isFinite(options.temperature)) {
+    throw new Error(`temperature must be a finite number ≥ 0, got ${options.temperature}`);
+  }
+  if (!(options.topP > 0 && options.topP <= 1))
+    throw new Error(`topP must be in (0, 1], got ${options.topP}`);
+  return options;
+}
+
+/** Log-softmax of `logits / temperature` in float64. */
+export function logSoftmax(logits: ArrayLike<number>, temperature = 1): Float64Array {
+  const n = logits.length;
+  const out = new Float64Array(n);
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    out[i] = logits[i] / temperature;
+    if (out[i] > max) max = out[i];
+  }
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += Math.exp(out[i] - max);
+  const logZ = max + Math.log(sum);
+  for (let i = 0; i < n; i++) out[i] -= logZ;
+  return out;
+}
+
+/** Draws a token id; see the file header for the exact distribution and log-prob reported. */
+export function sampleToken(
+  logits: ArrayLike<number>,
+  options: SamplingOptions,
+  rng: Rng,
+): { id: number; logprob: number } {
+  if (options.temperature === 0) {
+    let best = 0;
+    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+    return { id: best, logprob: logSoftmax(logits, 1)[best] };
+  }
+  const logp = logSoftmax(logits, options.temperature);
+  const u = rng.next();
+  if (options.topP >= 1) {
+    let cumulative = 0;
+    for (let i = 0; i < logp.length; i++) {
+      cumulative += Math.exp(logp[i]);
+      if (u < cumulative) return { id: i, logprob: logp[i] };
+    }
+    // Rounding left the total a hair under 1: take the last token with any mass.
+    let last = logp.length - 1;
+    while (last > 0 && logp[last] === -Infinity) last--;
+    return { id: last, logprob: logp[last] };
+  }
+  const order = Array.from(logp.keys()).sort((a, b) => logp[b] - logp[a] || a - b);
+  let kept = 0;
+  let mass = 0;
+  while (kept < order.length && (kept === 0 || mass < options.topP)) mass += Math.exp(logp[order[kept++]]);
+  let cumulative = 0;
+  for (let i = 0; i < kept; i++) {
+    cumulative += Math.exp(logp[order[i]]);
+    if (u * mass < cumulative) return { id: order[i], logprob: logp[order[i]] };
+  }
+  return { id: order[kept - 1], logprob: logp[order[kept - 1]] };
+}

@@ -1,0 +1,85 @@
+/**
+ * Scoring: per-token log-probs (and entropies) of given sequences under the model, for PPO ratios,
+ * KL estimates and perplexity. Batches have a fixed number of rows and T rounded up to a multiple
+ * of 16, so a few programs serve every call.
+ */
+import { ExecutionSite, readArrays } from "../../engine/exec.ts";
+import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { refTree } from "../../engine/tree.ts";
+import { bucketLength } from "./batch.ts";
+import type { GptConfig } from "./config.ts";
+import { type GptParams, tokenStats } from "./model.ts";
+
+export interface ScoreOptions {
+  /** Logits are divided by it (use the sampling temperature to get the sampling log-probs). */
+  temperature?: number;
+  /** Also return the entropy of each predicting distribution. */
+  entropy?: boolean;
+  /** Rows per compiled call (default: as many as fit in 8192 tokens, at most 64). */
+  rows?: number;
+}
+
+export interface ScoreResult {
+  /** Per sequence, aligned with its ids: logprobs[i][t] = log p(ids[t] | ids[<t]); [i][0] = 0. */
+  logprobs: Float32Array[];
+  /** Same alignment; null unless asked for. */
+  entropy: Float32Array[] | null;
+}
+
+type Scorer = { run: (params: GptParams, ids: JaxArray) => [JaxArray, JaxArray?]; site: ExecutionSite };
+const scorers = new Map<string, Scorer>();
+
+function scorerFor(config: GptConfig, temperature: number, entropy: boolean): Scorer {
+  const key = JSON.stringify([config, temperature, entropy]);
+  let scorer = scorers.get(key);
+  if (!scorer) {
+    const run = jax.jit((params: GptParams, ids: JaxArray) => {
+      const stats = tokenStats(params, ids, config, { temperature, entropy, gather: true });
+      // jit outputs must be arrays (no null).
+      return (stats.entropy ? [stats.logprobs, stats.entropy] : [stats.logprobs]) as never;
+    }) as unknown as Scorer["run"];
+    scorer = { run, site: new ExecutionSite(`score-${scorers.size}`) };
+    scorers.set(key, scorer);
+  }
+  return scorer;
+}
+
+/** Scores every sequence (each ≤ maxLen tokens). Does not consume params. */
+export async function scoreTokens(
+  params: GptParams,
+  config: GptConfig,
+  sequences: readonly (readonly number[])[],
+  options: ScoreOptions = {},
+): Promise<ScoreResult> {
+  const temperature = options.temperature ?? 1;
+  if (!(temperature > 0)) throw new Error(`scoreTokens: temperature must be > 0, got ${temperature}`);
+  const wantEntropy = options.entropy ?? false;
+  const result: ScoreResult = { logprobs: [], entropy: wantEntropy ? [] : null };
+  if (sequences.length === 0) return result;
+  const longest = Math.max(1, ...sequences.map((s) => s.length));
+  if (longest > config.maxLen)
+    throw new Error(`scoreTokens: a sequence has ${longest} tokens, maxLen is ${config.maxLen}`);
+  const T = bucketLength(longest, config.maxLen);
+  const rows = options.rows ?? Math.max(1, Math.min(64, Math.floor(8192 / T)));
+  const scorer = scorerFor(config, temperature, wantEntropy);
+  for (let start = 0; start < sequences.length; start += rows) {
+    const group = sequences.slice(start, start + rows);
+    const ids = new Int32Array(rows * T);
+    for (const [row, sequence] of group.entries()) ids.set(sequence, row * T);
+    const mode = scorer.site.begin();
+    const [logprobs, entropy] = scorer.run(
+      refTree(params),
+      np.array(ids, { shape: [rows, T], dtype: np.int32 }),
+    );
+    const [lp, en = null] = (await readArrays(
+      entropy ? [logprobs, entropy] : [logprobs],
+      mode,
+    )) as Float32Array[];
+    scorer.site.end();
+    group.forEach((sequence, row) => {
+      result.logprobs.push(lp.slice(row * T, row * T + sequence.length));
+      if (en) result.entropy!.push(en.slice(row * T, row * T + sequence.length));
+    });
+  }
+  return result;
+}
