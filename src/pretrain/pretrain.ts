@@ -129,7 +129,7 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
         : batch.episodes;
     const microBatches = makeTokenBatches(sequences, {
       maxLen: config.model.maxLen,
-      maxTokensPerMicroBatch: 8192,
+      maxTokensPerMicroBatch: 4096,
       lengthMultiple: 64,
     });
     const learningRate = schedule(state.step);

@@ -15,15 +15,20 @@ import { createRng, hashString, type Rng } from "../core/random.ts";
 import { nearDuplicateOf } from "./near-duplicates.ts";
 import { TEMPLATE_WORDS } from "./template-words.ts";
 
-/** Pool sizes. Countries 60, cities 200 + 40 pairs, companies 70 + 15 pairs, 80 first, 80 last names. */
+/**
+ * Pool sizes, small on purpose (~170 name tokens): a name must recur often enough in the corpus
+ * for a 1M-parameter model to learn to copy it. With ~600 names, each one rare, a d=128 model
+ * pretrained for 250 steps (2M tokens) still put p ≈ 0.01 on copying the question's name into its
+ * query (measured: `agentrl` session of 2026-11-30); the feasibility study copied with ~150.
+ */
 export const POOL_SIZES = {
-  countries: 60,
-  citySingles: 200,
-  cityPairs: 40,
-  companySingles: 70,
-  companyPairs: 15,
-  firstNames: 80,
-  lastNames: 80,
+  countries: 24,
+  citySingles: 44,
+  cityPairs: 6,
+  companySingles: 22,
+  companyPairs: 4,
+  firstNames: 36,
+  lastNames: 42,
 } as const;
 
 export interface NamePools {
