@@ -3,27 +3,12 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { Command } from "commander";
+import { runCli } from "../testing.ts";
 import { register as registerBoundary } from "./boundary.ts";
 import { register as registerEval } from "./eval.ts";
 
 async function run(args: string[]): Promise<{ out: string[]; err: string[] }> {
-  const program = new Command().exitOverride();
-  registerEval(program);
-  registerBoundary(program);
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = console.log;
-  const error = console.error;
-  console.log = (...parts: unknown[]) => out.push(parts.join(" "));
-  console.error = (...parts: unknown[]) => err.push(parts.join(" "));
-  try {
-    await program.parseAsync(["node", "agentrl", ...args]);
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
-  return { out, err };
+  return runCli([registerEval, registerBoundary], args);
 }
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-eval-cli-"));

@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { Command } from "commander";
 import { createRunDirectory, openRunDirectory } from "../../store/index.ts";
 import {
   chatTrajectory,
@@ -11,25 +10,14 @@ import {
   richTrajectory,
   TEST_TOOL_SPECS,
 } from "../../store/test-trajectories.ts";
+import { runCli } from "../testing.ts";
 import { register } from "./export.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-export-cli-"));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 async function run(args: string[]): Promise<string> {
-  const program = new Command().exitOverride();
-  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  register(program);
-  for (const command of program.commands) command.exitOverride();
-  const lines: string[] = [];
-  const log = console.log;
-  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
-  try {
-    await program.parseAsync(["node", "agentrl", ...args]);
-  } finally {
-    console.log = log;
-  }
-  return lines.join("\n");
+  return (await runCli(register, [...args])).out.join("\n");
 }
 
 const written = [richTrajectory(1), formatErrorTrajectory(2), chatTrajectory(3)];

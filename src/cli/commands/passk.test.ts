@@ -1,20 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Command } from "commander";
+import { runCli } from "../testing.ts";
 import { register } from "./passk.ts";
 
 async function run(args: string[]): Promise<string[]> {
-  const program = new Command().exitOverride();
-  register(program);
-  const lines: string[] = [];
-  const log = console.log;
-  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
-  try {
-    await program.parseAsync(["node", "agentrl", "passk", ...args]);
-  } finally {
-    console.log = log;
-  }
-  return lines;
+  return (await runCli(register, ["passk", ...args])).out;
 }
 
 test("agentrl passk prints the worked value and its JSON", async () => {

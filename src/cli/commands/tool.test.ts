@@ -1,26 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Command } from "commander";
 import { generateWorld } from "../../world/index.ts";
+import { runCli } from "../testing.ts";
 import { register } from "./tool.ts";
 
 async function run(args: string[]): Promise<string> {
-  const program = new Command().exitOverride();
-  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  register(program);
-  for (const command of program.commands) {
-    command.exitOverride();
-    for (const sub of command.commands) sub.exitOverride();
-  }
-  const lines: string[] = [];
-  const log = console.log;
-  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
-  try {
-    await program.parseAsync(["node", "agentrl", "tool", ...args]);
-  } finally {
-    console.log = log;
-  }
-  return lines.join("\n");
+  return (await runCli(register, ["tool", ...args])).out.join("\n");
 }
 
 test("agentrl tool calc prints the result as JSON; unquoted words are joined", async () => {

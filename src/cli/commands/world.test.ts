@@ -1,23 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Command } from "commander";
 import { generateWorld, splitOfWorld, worldSeeds } from "../../world/index.ts";
+import { runCli } from "../testing.ts";
 import { register } from "./world.ts";
 
 async function run(args: string[]): Promise<string> {
-  const program = new Command().exitOverride();
-  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  register(program);
-  for (const command of program.commands) command.exitOverride();
-  const lines: string[] = [];
-  const log = console.log;
-  console.log = (...parts: unknown[]) => lines.push(parts.join(" "));
-  try {
-    await program.parseAsync(["node", "agentrl", ...args]);
-  } finally {
-    console.log = log;
-  }
-  return lines.join("\n");
+  return (await runCli(register, [...args])).out.join("\n");
 }
 
 const TRAIN_SEED = worldSeeds("train", 1)[0];

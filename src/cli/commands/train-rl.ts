@@ -1,0 +1,206 @@
+/**
+ * `agentrl train rl`: RL of an embedded policy on world tasks with group rollouts, turn-level
+ * rewards and advantages, clip-higher PPO, dynamic sampling, live boundary tracking (sharpening is
+ * flagged as it happens), checkpoints and `--resume`.
+ *
+ *   agentrl train rl --config configs/rl/grpo.json
+ *   agentrl train rl --base models/base-strong --estimator mt-grpo --reward mt-grpo --steps 50
+ *   agentrl train rl --resume runs/rl-grpo-1700000000000
+ *
+ * The trained checkpoint goes to `<run>/model` (or `--out`); every `--policy` option loads it.
+ */
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { parseRlConfig, type RlConfig } from "../../rl/config.ts";
+import { trainRl } from "../../rl/train.ts";
+import { createRunDirectory, directoryRun, openRunDirectory } from "../../store/index.ts";
+import { createProgress } from "../progress.ts";
+import { parseNumber } from "./options.ts";
+
+interface RlCommandOptions {
+  config?: string;
+  base?: string;
+  name?: string;
+  steps?: string;
+  seed?: string;
+  estimator?: string;
+  reward?: string;
+  aggregation?: string;
+  families?: string;
+  taskIds?: string;
+  taskFile?: string;
+  tasksPerStep?: string;
+  groupSize?: string;
+  noise?: string;
+  learningRate?: string;
+  ppoEpochs?: string;
+  klCoef?: string;
+  entropyCoef?: string;
+  evalEvery?: string;
+  evalTasks?: string;
+  evalSamples?: string;
+  checkpointEvery?: string;
+  out?: string;
+  resume?: string;
+  runs: string;
+  runId?: string;
+  json?: boolean;
+}
+
+const INTEGER_FLAGS = [
+  ["steps", "--steps", 1],
+  ["seed", "--seed", 0],
+  ["tasksPerStep", "--tasks-per-step", 1],
+  ["groupSize", "--group-size", 2],
+  ["ppoEpochs", "--ppo-epochs", 1],
+  ["evalEvery", "--eval-every", 0],
+  ["evalTasks", "--eval-tasks", 1],
+  ["evalSamples", "--eval-samples", 2],
+  ["checkpointEvery", "--checkpoint-every", 1],
+] as const;
+const NUMBER_FLAGS = [
+  ["noise", "--noise"],
+  ["learningRate", "--learning-rate"],
+  ["klCoef", "--kl-coef"],
+  ["entropyCoef", "--entropy-coef"],
+] as const;
+
+/** The config from `--config` plus flag overrides (validated; the error names the bad field). */
+export function rlConfigFrom(options: RlCommandOptions): RlConfig {
+  const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+  const overrides: Record<string, unknown> = {};
+  for (const key of ["base", "name", "estimator", "reward", "aggregation", "taskFile", "out"] as const) {
+    if (options[key] !== undefined) overrides[key] = options[key];
+  }
+  if (options.families) overrides.families = options.families.split(",").map((family) => family.trim());
+  if (options.taskIds) overrides.taskIds = options.taskIds.split(",").map((id) => id.trim());
+  for (const [key, flag, min] of INTEGER_FLAGS) {
+    const raw = options[key];
+    if (raw !== undefined) overrides[key] = parseNumber(flag, raw, { integer: true, min });
+  }
+  for (const [key, flag] of NUMBER_FLAGS) {
+    const raw = options[key];
+    if (raw !== undefined) overrides[key] = parseNumber(flag, raw, { min: 0 });
+  }
+  return parseRlConfig({ ...fromFile, ...overrides });
+}
+
+function formatMetric(value: number | undefined): number | string {
+  return value === undefined || Number.isNaN(value) ? "n/a" : value;
+}
+
+/** Adds the `rl` subcommand to a `train` command. */
+export function registerRl(train: Command): void {
+  train
+    .command("rl")
+    .description(
+      "RL of an embedded policy: group rollouts, turn-level credit, clip-higher PPO, live pass@k boundary tracking",
+    )
+    .option("--config <file>", "JSON config (fields of src/rl/config.ts; missing fields take defaults)")
+    .option("--base <dir>", "checkpoint to start from (default models/base-strong)")
+    .option("--name <name>", "name of the trained model")
+    .option("--steps <n>", "RL steps")
+    .option("--seed <n>", "seed of tasks, episodes and mini-batch order")
+    .option("--estimator <name>", "advantage estimator: grpo, dr-grpo, rloo, reinforce-pp, mt-grpo, gigpo")
+    .option("--reward <preset>", "reward preset: exact-match, demyagent, mt-grpo, mt-grpo-noise-aware")
+    .option("--aggregation <mode>", "token-mean, seq-mean-token-mean or seq-mean-token-sum-norm")
+    .option(
+      "--families <list>",
+      "comma-separated task families (lookup, bridge, arithmetic, chain, distractor)",
+    )
+    .option("--task-ids <list>", "comma-separated task ids to train on")
+    .option("--task-file <file>", "tasks.jsonl of `agentrl data select`, a JSON list, or one id per line")
+    .option("--tasks-per-step <n>", "groups per step")
+    .option("--group-size <n>", "rollouts per task")
+    .option("--noise <rate>", "total tool failure rate during rollouts")
+    .option("--learning-rate <lr>", "peak learning rate")
+    .option("--ppo-epochs <n>", "PPO passes over each batch")
+    .option("--kl-coef <beta>", "KL penalty to the base (0: off)")
+    .option("--entropy-coef <eta>", "entropy bonus (0: off)")
+    .option("--eval-every <n>", "boundary tracking every n steps (0: off)")
+    .option("--eval-tasks <n>", "held-out test tasks of the boundary tracking")
+    .option("--eval-samples <n>", "samples per held-out task (the large k)")
+    .option("--checkpoint-every <n>", "checkpoint every n steps")
+    .option("--out <dir>", "where the trained checkpoint goes (default <run>/model)")
+    .option("--resume <runDir>", "continue an RL run from its last checkpoint (after a crash or Ctrl-C)")
+    .option("--runs <dir>", "root folder of run directories", "runs")
+    .option("--run-id <id>", "name of the run directory (default rl-<name>-<time>)")
+    .option("--json", "print the result as JSON")
+    .action(async (options: RlCommandOptions) => {
+      let config: RlConfig;
+      let opened: { directory: string; store: ReturnType<typeof openRunDirectory>; runId: string };
+      if (options.resume) {
+        const store = openRunDirectory(options.resume);
+        const run = store.reopenRun(directoryRun(store, options.resume).id);
+        config = parseRlConfig(run.config);
+        opened = { directory: options.resume, store, runId: run.id };
+      } else {
+        config = rlConfigFrom(options);
+        const created = createRunDirectory({
+          kind: "rl",
+          root: options.runs,
+          config,
+          id: options.runId ?? `rl-${config.name}-${Date.now()}`,
+        });
+        opened = { directory: created.directory, store: created.store, runId: created.run.id };
+      }
+      const { directory, store, runId } = opened;
+      const progress = createProgress(`rl ${config.name}`, config.steps, { quiet: Boolean(options.json) });
+      const controller = new AbortController();
+      const interrupt = () => controller.abort();
+      process.once("SIGINT", interrupt);
+      try {
+        const result = await trainRl({
+          config,
+          runDir: directory,
+          store,
+          runId,
+          signal: controller.signal,
+          onProgress: ({ step, metrics, warning }) => {
+            if (warning) process.stderr.write(`\nWARNING ${warning}\n`);
+            if (step === 0) return;
+            progress.update(step, {
+              reward: formatMetric(metrics["reward/mean"]),
+              "pass@1": formatMetric(metrics["rollout/pass@1"]),
+              kept: formatMetric(metrics["rollout/kept_groups"]),
+              clip: formatMetric(metrics["policy/clip_fraction"]),
+              ent: formatMetric(metrics["policy/entropy"]),
+              "tok/s": Math.round(metrics["perf/tokens_per_s"] ?? 0),
+            });
+          },
+        });
+        progress.stop();
+        store.finishRun(runId, "completed", result);
+        if (options.json) {
+          console.log(JSON.stringify({ run: directory, ...result }, null, 2));
+          return;
+        }
+        console.log(`trained model written to ${result.modelDir} (run ${directory})`);
+        console.log(
+          `${result.steps} steps (from ${result.startStep}), ${result.episodes} episodes, ${(result.seconds / 60).toFixed(1)} min`,
+        );
+        for (const point of result.boundary) {
+          console.log(
+            `  step ${point.step}: eval pass@1 ${point.passAt1.toFixed(3)}, pass@${point.k} ${point.passAtK.toFixed(3)}`,
+          );
+        }
+        if (result.sharpening.length > 0) {
+          console.log(`sharpening flagged at steps ${result.sharpening.map((s) => s.step).join(", ")}`);
+        }
+        if (result.skipped.nonfinite.length > 0) {
+          console.log(
+            `steps undone for a non-finite loss or gradient: ${result.skipped.nonfinite.join(", ")}`,
+          );
+        }
+      } catch (error) {
+        progress.stop();
+        store.finishRun(runId, controller.signal.aborted ? "interrupted" : "failed", {
+          error: String(error),
+        });
+        throw error;
+      } finally {
+        process.off("SIGINT", interrupt);
+        store.close();
+      }
+    });
+}

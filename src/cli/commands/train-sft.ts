@@ -1,0 +1,143 @@
+/**
+ * `agentrl train sft`: supervised fine-tuning of a shipped base on datasets, with the
+ * assistant-only loss, held-out loss, progress with ETA, checkpoints and `--resume`.
+ *
+ *   agentrl train sft --data runs/sft-real --base models/base-strong --steps 300 --name sft-real
+ *   agentrl train sft --config configs/sft/real.json
+ *   agentrl train sft --resume runs/sft-real-1700000000000
+ *
+ * The fine-tuned checkpoint goes to `<run>/model` (or `--out`); `agentrl eval --policy <it>` and
+ * every other `--policy` option load it.
+ */
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { parseSftConfig, type SftConfig } from "../../sft/config.ts";
+import { trainSft } from "../../sft/train.ts";
+import { createRunDirectory, directoryRun, openRunDirectory } from "../../store/index.ts";
+import { createProgress } from "../progress.ts";
+import { parseNumber } from "./options.ts";
+
+interface SftCommandOptions {
+  config?: string;
+  data?: string[];
+  base?: string;
+  name?: string;
+  steps?: string;
+  learningRate?: string;
+  seed?: string;
+  out?: string;
+  resume?: string;
+  runs: string;
+  runId?: string;
+  json?: boolean;
+}
+
+/** The config from `--config` plus flag overrides (validated; the error names the bad field). */
+function configFrom(options: SftCommandOptions): SftConfig {
+  const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+  const overrides: Record<string, unknown> = {};
+  if (options.data) overrides.data = options.data;
+  if (options.base) overrides.base = options.base;
+  if (options.name) overrides.name = options.name;
+  if (options.out) overrides.out = options.out;
+  if (options.steps) overrides.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });
+  if (options.learningRate)
+    overrides.learningRate = parseNumber("--learning-rate", options.learningRate, { min: 0 });
+  if (options.seed) overrides.seed = parseNumber("--seed", options.seed, { integer: true, min: 0 });
+  return parseSftConfig({ ...fromFile, ...overrides });
+}
+
+/** Adds the `sft` subcommand to a `train` command. */
+export function registerSft(train: Command): void {
+  train
+    .command("sft")
+    .description("fine-tune a base on datasets with the assistant-only loss (prompt and tool output masked)")
+    .option("--config <file>", "JSON config (fields of src/sft/config.ts; missing fields take defaults)")
+    .option("--data <dirs...>", "dataset directories (agentrl data collect|stitch|import)")
+    .option("--base <dir>", "base checkpoint to start from (default models/base-strong)")
+    .option("--name <name>", "name of the fine-tuned model")
+    .option("--steps <n>", "optimizer steps")
+    .option("--learning-rate <lr>", "peak learning rate")
+    .option("--seed <n>", "seed of the held-out split and the data order")
+    .option("--out <dir>", "where the fine-tuned checkpoint goes (default <run>/model)")
+    .option("--resume <runDir>", "continue an SFT run from its last checkpoint")
+    .option("--runs <dir>", "root folder of run directories", "runs")
+    .option("--run-id <id>", "name of the run directory (default sft-<name>-<time>)")
+    .option("--json", "print the result as JSON")
+    .action(async (options: SftCommandOptions) => {
+      let config: SftConfig;
+      let opened: { directory: string; store: ReturnType<typeof openRunDirectory>; runId: string };
+      if (options.resume) {
+        const store = openRunDirectory(options.resume);
+        const run = store.reopenRun(directoryRun(store, options.resume).id);
+        config = parseSftConfig(run.config);
+        opened = { directory: options.resume, store, runId: run.id };
+      } else {
+        config = configFrom(options);
+        const created = createRunDirectory({
+          kind: "sft",
+          root: options.runs,
+          config,
+          id: options.runId ?? `sft-${config.name}-${Date.now()}`,
+        });
+        opened = { directory: created.directory, store: created.store, runId: created.run.id };
+      }
+      const { directory, store, runId } = opened;
+      const progress = createProgress(`sft ${config.name}`, config.steps, { quiet: Boolean(options.json) });
+      // Ctrl-C: finish the step, save a checkpoint, mark the run interrupted (`--resume` continues).
+      const controller = new AbortController();
+      const interrupt = () => controller.abort();
+      process.once("SIGINT", interrupt);
+      try {
+        const result = await trainSft({
+          config,
+          runDir: directory,
+          store,
+          runId,
+          signal: controller.signal,
+          onProgress: (p) =>
+            progress.update(p.step, {
+              loss: p.loss,
+              ...(p.heldoutLoss !== null ? { heldout: p.heldoutLoss } : {}),
+              "tok/s": Math.round(p.tokensPerSecond),
+            }),
+        });
+        progress.stop();
+        store.finishRun(runId, "completed", result);
+        if (options.json) {
+          console.log(JSON.stringify({ run: directory, ...result }, null, 2));
+          return;
+        }
+        const loss = (x: number | null) => (x === null ? "n/a" : x.toFixed(4));
+        console.log(`fine-tuned model written to ${result.modelDir} (run ${directory})`);
+        console.log(
+          `${result.steps} steps (${result.epochs.toFixed(2)} epochs of ${result.data.trainEpisodes} episodes), ${(result.seconds / 60).toFixed(1)} min`,
+        );
+        console.log(
+          `loss: train ${loss(result.finalLoss)}; held-out ${loss(result.initialHeldoutLoss)} → ${loss(result.finalHeldoutLoss)} (${result.data.heldoutEpisodes} episodes of ${result.data.heldoutTasks} unseen tasks)`,
+        );
+      } catch (error) {
+        progress.stop();
+        store.finishRun(runId, controller.signal.aborted ? "interrupted" : "failed", {
+          error: String(error),
+        });
+        throw error;
+      } finally {
+        process.off("SIGINT", interrupt);
+        store.close();
+      }
+    });
+}
+
+/** The `train` command of a program, created when absent. */
+export function trainCommand(program: Command): Command {
+  return (
+    program.commands.find((command) => command.name() === "train") ??
+    program.command("train").description("train a policy: sft (supervised fine-tuning), rl")
+  );
+}
+
+/** Registers `train sft`, creating `train` if the program has none. */
+export function register(program: Command): void {
+  registerSft(trainCommand(program));
+}
