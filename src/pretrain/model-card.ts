@@ -88,6 +88,8 @@ export function writeModelCard(
       finalLoss: result.finalLoss,
       learningRate: config.learningRate,
       seed: config.seed,
+      init: config.init ?? null,
+      contextLossWeight: config.contextLossWeight,
     },
     evaluation,
     machine: `${process.platform} ${process.arch}, Node ${process.versions.node}`,
@@ -111,7 +113,9 @@ export function writeModelCard(
     "## Training",
     "",
     `${result.steps} steps, ${(result.tokens / 1e6).toFixed(2)}M tokens (${(result.policyTokens / 1e6).toFixed(2)}M policy tokens in the loss), ` +
-      `${(result.seconds / 60).toFixed(1)} min on ${card.machine}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}.`,
+      `${(result.seconds / 60).toFixed(1)} min on ${card.machine}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}` +
+      (config.init ? `, continued from \`${config.init}\` (see its own card)` : ", from a random init") +
+      `; loss weight of prompt and observation tokens ${config.contextLossWeight}.`,
     "",
     "## pass@1 (temperature 1, one episode per task, test worlds)",
     "",
