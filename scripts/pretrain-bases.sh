@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Reproduces the shipped bases (models/base-strong, models/base-weak) from scratch on a CPU.
-# Each base is trained in two stages: stage 1 from a random init (700 / 300 steps, warm-up +
-# cosine), stage 2 continued from stage 1 with a fresh schedule (400 / 150 steps). Measured on a
-# 2-core machine: about 20 + 15 minutes for the strong base, 11 + 6 for the weak one.
+# Each stage is a warm-up + cosine schedule; later stages start from the previous stage's weights.
+# The strong base: stage 1 from a random init (700 steps), stage 2 (400 steps), then 500 steps
+# into models/base-strong. The weak base: the weak corpus mix, 300 steps, then 150 steps. Measured
+# on a 2-core machine: about 18 + 10 + 14 minutes for the strong base, 11 + 5 for the weak one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for base in strong weak; do
-  npx agentrl pretrain --config "configs/pretrain/base-$base-stage1.json"
-  npx agentrl pretrain --config "configs/pretrain/base-$base.json"
-done
+npx agentrl pretrain --config configs/pretrain/base-strong-stage1.json
+npx agentrl pretrain --config configs/pretrain/base-strong-stage2.json
+npx agentrl pretrain --config configs/pretrain/base-strong.json
+npx agentrl pretrain --config configs/pretrain/base-weak-stage1.json
+npx agentrl pretrain --config configs/pretrain/base-weak.json
