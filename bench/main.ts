@@ -12,6 +12,8 @@ const { values } = parseArgs({
 const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   env: benchEnv,
   engine: async () => (await import("./engine.ts")).benchEngine(),
+  rl: async () => (await import("./rl.ts")).benchRl(),
+  eval: async () => (await import("./eval.ts")).benchEval(),
 };
 const selected = values.only ? values.only.split(",") : Object.keys(suites);
 for (const name of selected) {

@@ -32,7 +32,7 @@ const { values } = parseArgs({
     "eval-every": { type: "string", default: "10" },
     "eval-tasks": { type: "string", default: "16" },
     "eval-samples": { type: "string", default: "8" },
-    "learning-rate": { type: "string", default: "0.0005" },
+    "learning-rate": { type: "string", default: "0.0002" },
     estimators: { type: "string", default: "grpo,mt-grpo,gigpo" },
   },
 });

@@ -1,6 +1,7 @@
 /** Every subcommand of `agentrl`, in the order `--help` lists them. */
 import type { Command } from "commander";
 import * as boundary from "./boundary.ts";
+import * as data from "./data.ts";
 import * as demo from "./demo.ts";
 import * as evalCommand from "./eval.ts";
 import * as exportCommands from "./export.ts";
@@ -11,6 +12,7 @@ import * as rollout from "./rollout.ts";
 import * as serve from "./serve.ts";
 import * as tasks from "./tasks.ts";
 import * as tool from "./tool.ts";
+import * as train from "./train.ts";
 import * as world from "./world.ts";
 
 export const commands: ReadonlyArray<(program: Command) => void> = [
@@ -24,6 +26,8 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   passk.register,
   serve.register,
   pretrain.register,
+  data.register,
+  train.register,
   tasks.register,
   mcp.register,
 ];

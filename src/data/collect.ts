@@ -1,0 +1,212 @@
+/**
+ * Real end-to-end trajectories (arXiv:2510.11701's SFT data): a policy runs through the real
+ * episode loop with noisy tools, so the trajectories hold what real interaction holds: tool
+ * errors, empty results, timeouts, wrong documents, and the agent's retries and corrections.
+ * Rejection sampling keeps those that pass a filter (by default: correct).
+ *
+ * Sampling: `samplesPerTask` episodes per task (seed: the collection seed, the task id and the
+ * sample index), at most `maxKeptPerTask` of the passing ones kept, in sample order. Tasks are
+ * processed in chunks and each chunk's kept trajectories are handed to `onKept` before the next
+ * starts, so a crash loses at most one chunk.
+ */
+import { hashString, mixSeeds } from "../core/random.ts";
+import { type EpisodeBudgets, runEpisodes } from "../env/run-episodes.ts";
+import { worldToolsFor } from "../env/task-set.ts";
+import { type ResolvePolicyOptions, resolvePolicy } from "../policy/resolve.ts";
+import { toolSpec, uniformNoise } from "../tools/index.ts";
+import type { Policy } from "../types/policy.ts";
+import type { Task } from "../types/task.ts";
+import type { Trajectory } from "../types/trajectory.ts";
+import { checkAnswer } from "../world/index.ts";
+import { createDatasetDirectory } from "./dataset.ts";
+import { type FilterCriterion, formatFilter, parseFilter, rejectionReason } from "./filter.ts";
+import { type DatasetTaskOptions, datasetTasks } from "./tasks.ts";
+
+export interface CollectOptions {
+  policy: Policy;
+  tasks: readonly Task[];
+  /** Total tool failure rate, spread evenly over error/empty/timeout/corrupted (default 0.2). */
+  noise?: number;
+  /** Seed of the episodes (sampling and tool noise). */
+  seed: number;
+  /** Criteria a kept trajectory meets (default: correct). */
+  filter?: readonly FilterCriterion[];
+  /** Episodes run per task (default 1). */
+  samplesPerTask?: number;
+  /** Most passing episodes kept per task (default 1). */
+  maxKeptPerTask?: number;
+  budgets?: Partial<EpisodeBudgets>;
+  /** Episodes advanced together (default 64). */
+  batchSize?: number;
+  /** Tasks per chunk (default 256). */
+  chunkTasks?: number;
+  /** Kept trajectories of a finished chunk, in task and sample order. */
+  onKept?: (trajectories: Trajectory[]) => void | Promise<void>;
+  onProgress?: (progress: { episodes: number; total: number; kept: number }) => void;
+  signal?: AbortSignal;
+}
+
+export interface CollectCounts {
+  tasks: number;
+  episodes: number;
+  kept: number;
+  rejected: number;
+  /** Rejected episodes by the first criterion they failed (`over-quota`: passed, but the task had enough). */
+  rejections: Record<string, number>;
+  /** Tasks with at least one kept trajectory. */
+  tasksWithKept: number;
+}
+
+/** Runs the episodes and applies the filter; returns the counts (trajectories go to `onKept`). */
+export async function collectTrajectories(options: CollectOptions): Promise<CollectCounts> {
+  const noise = options.noise ?? 0.2;
+  const filter = options.filter ?? [{ type: "correct" }];
+  const samples = options.samplesPerTask ?? 1;
+  const maxKept = options.maxKeptPerTask ?? 1;
+  if (!Number.isInteger(samples) || samples < 1)
+    throw new Error(`samplesPerTask must be an integer >= 1, got ${samples}`);
+  if (!Number.isInteger(maxKept) || maxKept < 1)
+    throw new Error(`maxKeptPerTask must be an integer >= 1, got ${maxKept}`);
+  const tools = worldToolsFor(noise > 0 ? { noise: uniformNoise(noise) } : {});
+  const counts: CollectCounts = {
+    tasks: options.tasks.length,
+    episodes: 0,
+    kept: 0,
+    rejected: 0,
+    rejections: {},
+    tasksWithKept: 0,
+  };
+  const total = options.tasks.length * samples;
+  const chunk = Math.max(1, options.chunkTasks ?? 256);
+  for (let start = 0; start < options.tasks.length; start += chunk) {
+    const tasks = options.tasks.slice(start, start + chunk);
+    const episodes = tasks.flatMap((task) =>
+      Array.from({ length: samples }, (_, sample) => ({
+        task,
+        seed: mixSeeds(mixSeeds(options.seed, hashString(task.id)), sample),
+        id: `${task.id}#${sample}`,
+      })),
+    );
+    const trajectories = await runEpisodes({
+      policy: options.policy,
+      episodes,
+      tools,
+      verify: checkAnswer,
+      budgets: options.budgets,
+      batchSize: options.batchSize ?? 64,
+      signal: options.signal,
+      onEpisode: () => {
+        counts.episodes++;
+        options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
+      },
+    });
+    const kept: Trajectory[] = [];
+    for (let t = 0; t < tasks.length; t++) {
+      let keptOfTask = 0;
+      for (let sample = 0; sample < samples; sample++) {
+        const trajectory = trajectories[t * samples + sample];
+        const reason = rejectionReason(trajectory, filter) ?? (keptOfTask >= maxKept ? "over-quota" : null);
+        if (reason) {
+          counts.rejected++;
+          counts.rejections[reason] = (counts.rejections[reason] ?? 0) + 1;
+          continue;
+        }
+        keptOfTask++;
+        kept.push({ ...trajectory, info: { ...trajectory.info, source: "collect", noise } });
+      }
+      if (keptOfTask > 0) counts.tasksWithKept++;
+    }
+    counts.kept += kept.length;
+    await options.onKept?.(kept);
+    options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
+  }
+  return counts;
+}
+
+export interface CollectDatasetOptions {
+  /** Scripted policy name, checkpoint directory or `openai:<base-url>#<model>` (default `expert`). */
+  policy?: string;
+  /** Sampling options of a model policy. */
+  policyOptions?: ResolvePolicyOptions;
+  /** Which tasks (train worlds unless `split` says otherwise). */
+  tasks: DatasetTaskOptions;
+  noise?: number;
+  seed: number;
+  /** Filter spec (`correct`, `correct,no-format-error`, `all`…; default `correct`). */
+  filter?: string;
+  samplesPerTask?: number;
+  maxKeptPerTask?: number;
+  budgets?: Partial<EpisodeBudgets>;
+  batchSize?: number;
+  /** Dataset directory to create (`runs/<id>`); default `<runsRoot>/dataset-<date>`. */
+  out?: string;
+  runsRoot?: string;
+  parentId?: string;
+  onProgress?: CollectOptions["onProgress"];
+  signal?: AbortSignal;
+}
+
+export interface CollectDatasetResult extends CollectCounts {
+  directory: string;
+  runId: string;
+  provenance: Record<string, unknown>;
+}
+
+/** Collects a dataset into a new dataset run directory with its provenance and counts. */
+export async function collectDataset(options: CollectDatasetOptions): Promise<CollectDatasetResult> {
+  const policySpec = options.policy ?? "expert";
+  const filter = parseFilter(options.filter ?? "correct");
+  const noise = options.noise ?? 0.2;
+  const tasks = datasetTasks(options.tasks);
+  const policy = await resolvePolicy(policySpec, options.policyOptions);
+  const provenance = {
+    policy: policySpec,
+    policyId: policy.id,
+    ...(options.policyOptions?.temperature !== undefined
+      ? { temperature: options.policyOptions.temperature }
+      : {}),
+    ...(options.policyOptions?.topP !== undefined ? { topP: options.policyOptions.topP } : {}),
+    noise,
+    seed: options.seed,
+    filter: formatFilter(filter),
+    tasks: { split: "train", ...options.tasks },
+    samplesPerTask: options.samplesPerTask ?? 1,
+    maxKeptPerTask: options.maxKeptPerTask ?? 1,
+    ...(options.budgets ? { budgets: options.budgets } : {}),
+  };
+  const { directory, store, run } = createDatasetDirectory({
+    source: "collect",
+    out: options.out,
+    runsRoot: options.runsRoot,
+    config: provenance,
+    parentId: options.parentId,
+  });
+  try {
+    const tools = worldToolsFor(noise > 0 ? { noise: uniformNoise(noise) } : {});
+    store.setToolSpecs(run.id, tools(tasks[0], options.seed).map(toolSpec));
+    const counts = await collectTrajectories({
+      policy,
+      tasks,
+      noise,
+      seed: options.seed,
+      filter,
+      samplesPerTask: options.samplesPerTask,
+      maxKeptPerTask: options.maxKeptPerTask,
+      budgets: options.budgets,
+      batchSize: options.batchSize,
+      onKept: (kept) => {
+        store.addTrajectories(run.id, kept);
+      },
+      onProgress: options.onProgress,
+      signal: options.signal,
+    });
+    store.finishRun(run.id, "completed", counts);
+    return { directory, runId: run.id, provenance: { source: "collect", ...provenance }, ...counts };
+  } catch (error) {
+    store.finishRun(run.id, "failed", { error: String(error) });
+    throw error;
+  } finally {
+    store.close();
+    await policy.close?.();
+  }
+}

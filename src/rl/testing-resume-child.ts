@@ -1,0 +1,27 @@
+/**
+ * Test helper (train.test.ts): runs `trainRl` on an existing run directory in a child process and
+ * stalls for good inside step `stallStep`, right after that step's trajectories are stored, having
+ * written `<runDir>/stalled`: the parent then kills it with SIGKILL. Not used at run time.
+ *
+ *   node src/rl/testing-resume-child.ts <runDir> <stallStep>
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { directoryRun, openRunDirectory } from "../store/index.ts";
+import { parseRlConfig } from "./config.ts";
+import { trainRl } from "./train.ts";
+
+const [runDir, stall] = process.argv.slice(2);
+const store = openRunDirectory(runDir);
+const run = directoryRun(store, runDir);
+await trainRl({
+  config: parseRlConfig(run.config),
+  runDir,
+  store,
+  runId: run.id,
+  transformBatch: async (batch) => {
+    if (batch.step !== Number(stall)) return;
+    writeFileSync(join(runDir, "stalled"), String(batch.step));
+    await new Promise((resolve) => setTimeout(resolve, 120_000));
+  },
+});

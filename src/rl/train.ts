@@ -1,0 +1,543 @@
+/**
+ * RL for multi-turn tool use, top to bottom (the CleanRL shape: one readable driver, no Trainer
+ * class). Per step:
+ *
+ *   1. rollouts: `tasksPerStep` tasks × `groupSize` episodes with the current params (temperature
+ *      `temperature`, tools with noise), rewarded with the reward spec and stored with their step;
+ *   2. dynamic sampling: groups without signal are dropped and more groups are sampled, up to
+ *      `maxExtraRollouts` extra episodes (dynamic-sampling.ts);
+ *   3. advantages by the named estimator (src/rl/advantages/) on the kept groups;
+ *   4. PPO: `ppoEpochs` passes, each split into `miniBatches` optimizer steps, over token sequences
+ *      assembled from the trajectories exactly as sampled (assemble.ts), with the clip-higher loss
+ *      (loss.ts) at the sampling temperature and the chosen aggregation (aggregation.ts);
+ *   5. metrics under stable keys; every `evalEvery` steps the live boundary (boundary-tracker.ts);
+ *      every `checkpointEvery` steps a checkpoint (checkpoints.ts).
+ *
+ * Crash safety: trajectories and metrics carry their step; a run that finds a checkpoint artifact
+ * resumes from the newest one and first forgets everything recorded after its step
+ * (`truncateAfterStep`), so after a kill -9 no trajectory is lost or duplicated. Task draws,
+ * episode seeds and mini-batch order are functions of (seed, step), so the resumed run draws what
+ * the uninterrupted one would have. A non-finite loss or gradient norm in any update of a step
+ * undoes the whole step's updates (the params and optimizer state of the step's start are kept by
+ * reference until the step is known finite), logs `train/skipped_nonfinite`, and the checkpoint
+ * code refuses non-finite params, so a good checkpoint is never overwritten by a diverged one.
+ *
+ * Metrics per step (store and progress): the rollout keys of rollout-metrics.ts; `advantage/*`
+ * (advantageMetrics, over the kept groups); `rollout/zero_variance_group_fraction` (groups of the
+ * step whose outcomes all tie, over every sampled group), `rollout/kept_groups`,
+ * `rollout/dropped_group_fraction`, `rollout/extra_rollouts`; the loss's `policy/*` and `loss/policy`
+ * (token means over the update, averaged over its optimizer steps), `loss/total`, `optim/grad_norm`
+ * (before clipping), `optim/learning_rate`, `optim/updates`; `policy/kl_sampler` (KL(old‖new) at the
+ * first update, before any change: ≈ 0 unless the sampler's and the trainer's log-probs disagree);
+ * `train/skipped_nonfinite`, `train/skipped_no_signal`; `perf/rollout_seconds`,
+ * `perf/update_seconds`, `perf/tokens_per_s` and `perf/episodes_per_s` (all tokens of the step's
+ * episodes over rollout + update time). Boundary steps add `eval/pass@<k>`, `eval/<family>/pass@<k>`,
+ * `eval/sharpening` and `eval/sharpening_since_start`. Each episode is stored with its step and
+ * `info.rl = { step, round, kept }` (kept: the update used it).
+ *
+ * No value head: MT-PPO (`gae`) is not offered by this trainer (config.ts says so).
+ */
+import { join, relative } from "node:path";
+import { createRng, mixSeeds } from "../core/random.ts";
+import type { JsonValue } from "../engine/checkpoint.ts";
+import { adamw } from "../engine/optim.ts";
+import { warmupCosine } from "../engine/schedule.ts";
+import type { TrainState } from "../engine/train.ts";
+import { disposeTree, refTree } from "../engine/tree.ts";
+import { DEFAULT_BUDGETS, type EpisodeSpec, runEpisodes } from "../env/run-episodes.ts";
+import { worldToolsFor } from "../env/task-set.ts";
+import { loadModelCheckpoint, saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
+import { EmbeddedPolicy } from "../policy/embedded/embedded-policy.ts";
+import { makeTokenBatches, type TokenBatch, type TokenSequence } from "../policy/embedded/index.ts";
+import { tokenLoss } from "../policy/embedded/losses.ts";
+import type { GptParams } from "../policy/embedded/model.ts";
+import { scoreTokens } from "../policy/embedded/score.ts";
+import { type RewardSpec, withRewards } from "../reward/index.ts";
+import type { Store } from "../store/index.ts";
+import { toolSpec, uniformNoise } from "../tools/index.ts";
+import type { Task } from "../types/task.ts";
+import { flattenTrajectory, type Trajectory } from "../types/trajectory.ts";
+import { checkAnswer } from "../world/index.ts";
+import {
+  type AdvantageOptions,
+  advantageMetrics,
+  computeAdvantages,
+  groupSignals,
+  toAdvantageBatch,
+} from "./advantages/index.ts";
+import { assembleSequences, trainingIds } from "./assemble.ts";
+import {
+  type BoundaryPoint,
+  measureBoundary,
+  sharpeningFlags,
+  sharpeningWarning,
+} from "./boundary-tracker.ts";
+import {
+  CHECKPOINT_ARTIFACT,
+  type RlTrainerState,
+  removeCheckpointsAfter,
+  saveRlCheckpoint,
+} from "./checkpoints.ts";
+import type { RlConfig } from "./config.ts";
+import { groupsWithSignal } from "./dynamic-sampling.ts";
+import { ppoLoss } from "./loss.ts";
+import { rolloutMetrics } from "./rollout-metrics.ts";
+import { taskSamplerFor, worldSampler } from "./tasks.ts";
+import { createRlUpdater } from "./update.ts";
+
+/** The update batch of one step, after advantages (what `transformBatch` sees and may change). */
+export interface RlUpdateBatch {
+  step: number;
+  trajectories: Trajectory[];
+  /** Per trajectory, one advantage per flattened token (0 off the loss mask). */
+  advantages: Float32Array[];
+  /** Per trajectory, reference log-probs per flattened token (KL only). */
+  refLogprobs?: Float32Array[];
+}
+
+export interface RlProgress {
+  step: number;
+  steps: number;
+  metrics: Record<string, number>;
+  /** Set when the boundary tracking flagged sharpening at this step. */
+  warning?: string;
+}
+
+export interface TrainRlOptions {
+  config: RlConfig;
+  /** Run directory (checkpoints, the final model unless `config.out`) and its store. */
+  runDir: string;
+  store: Store;
+  runId: string;
+  onProgress?: (progress: RlProgress) => void;
+  /** Checked after every step: when aborted, a checkpoint is saved and `trainRl` throws. */
+  signal?: AbortSignal;
+  /** Inspect or reshape each step's update batch before the PPO update (custom shaping, fault injection). */
+  transformBatch?: (batch: RlUpdateBatch) => void | Promise<void>;
+}
+
+export interface RlResult {
+  /** The trained checkpoint (load it with `resolvePolicy(dir)`). */
+  modelDir: string;
+  steps: number;
+  /** The RL step the run started from (0, or the checkpoint's step when resumed). */
+  startStep: number;
+  /** Episodes stored by the run (all steps, including earlier processes of a resumed run). */
+  episodes: number;
+  /** Steps whose update was undone (non-finite) or had no group with signal. */
+  skipped: { nonfinite: number[]; noSignal: number[] };
+  /** Metrics of the last step. */
+  lastMetrics: Record<string, number>;
+  /** Boundary evaluations, in step order (start included). */
+  boundary: BoundaryPoint[];
+  /** Steps flagged as sharpening. */
+  sharpening: { step: number; sincePrevious: boolean; sinceStart: boolean }[];
+  seconds: number;
+}
+
+export const RL_MODEL = "model";
+type State = TrainState<GptParams>;
+
+/** Advantage options of a config (gamma goes to GiGPO's step returns). */
+function advantageOptions(config: RlConfig): AdvantageOptions {
+  return { ...config.advantage };
+}
+
+function nextPowerOfTwo(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+/** Fixed-shape micro-batches: T a multiple of 64, B a power of two capped by the token budget. */
+function microBatches(sequences: TokenSequence[], maxLen: number, microBatchTokens: number): TokenBatch[] {
+  const longest = Math.max(...sequences.map((sequence) => sequence.ids.length));
+  const T = Math.min(maxLen, Math.max(64, Math.ceil(longest / 64) * 64));
+  const rows = Math.max(1, Math.min(Math.floor(microBatchTokens / T), nextPowerOfTwo(sequences.length)));
+  return makeTokenBatches(sequences, {
+    maxLen,
+    microBatchSize: rows,
+    maxTokensPerMicroBatch: Math.max(microBatchTokens, T),
+    lengthMultiple: 64,
+    normalization: "sum",
+  });
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
+  const { config, store, runId } = options;
+  const started = performance.now();
+  const rewardSpec = config.reward as RewardSpec | string;
+  const budgets = { ...DEFAULT_BUDGETS, ...config.budgets };
+  const noise = typeof config.noise === "number" ? uniformNoise(config.noise) : config.noise;
+  const tools = worldToolsFor({ noise });
+  const sampler = taskSamplerFor({ ...config, seed: mixSeeds(config.seed, 0x7a51) });
+  const normLength = config.normLength ?? budgets.maxTokens;
+
+  // ---- model and optimizer: from the base, or resumed from the newest checkpoint ----------------
+  const latest = store.latestArtifact(runId, CHECKPOINT_ARTIFACT);
+  const loaded = await loadModelCheckpoint(latest ? join(options.runDir, latest.path) : config.base);
+  const model = { config: loaded.config, tokenizer: loaded.tokenizer };
+  const maxLen = model.config.maxLen;
+  const trainer = createRlUpdater<GptParams, TokenBatch>({
+    loss: tokenLoss(
+      model.config,
+      ppoLoss({
+        clipLow: config.clipLow,
+        clipHigh: config.clipHigh,
+        klCoef: config.klCoef,
+        klEstimator: config.klEstimator,
+        entropyCoef: config.entropyCoef,
+      }),
+      { temperature: config.temperature, entropy: true },
+    ),
+    optimizer: adamw({ weightDecay: config.weightDecay }),
+    maxGradNorm: config.maxGradNorm,
+  });
+  let state: State;
+  let rlStep = 0;
+  let secondsBefore = 0;
+  if (latest) {
+    if (!loaded.training) throw new Error(`${latest.path} has no training state: cannot resume`);
+    const saved = loaded.training.state as unknown as RlTrainerState;
+    state = { params: loaded.params, opt: loaded.training.opt, step: loaded.training.step };
+    rlStep = saved.rlStep;
+    secondsBefore = saved.seconds;
+  } else {
+    if (loaded.training) disposeTree(loaded.training.opt as never);
+    state = trainer.init(loaded.params);
+  }
+  const startStep = rlStep;
+  // Forget whatever a killed process recorded after the checkpoint (or everything, without one).
+  store.truncateAfterStep(runId, rlStep);
+  removeCheckpointsAfter(options.runDir, rlStep);
+  if (!store.toolSpecs(runId)) {
+    const [task] = sampler.draw(0, 0, 1);
+    store.setToolSpecs(runId, tools(task, config.seed).map(toolSpec));
+  }
+  const reference = config.klCoef > 0 ? (await loadModelCheckpoint(config.base)).params : null;
+
+  const schedule = warmupCosine({
+    peak: config.learningRate,
+    warmupSteps: Math.min(config.warmupSteps, config.steps),
+    totalSteps: config.steps,
+    finalFraction: config.finalLearningRateFraction,
+  });
+  const heldout = worldSampler(config.evalFamilies ?? config.families, 1, config.evalSeed, "test").draw(
+    0,
+    0,
+    config.evalTasks,
+  );
+  const boundary: BoundaryPoint[] = readBoundary(store, runId, config.evalSamples);
+  const sharpening: RlResult["sharpening"] = readSharpening(store, runId);
+  const skipped: RlResult["skipped"] = { nonfinite: [], noSignal: [] };
+  let lastMetrics: Record<string, number> = {};
+  const seconds = () => secondsBefore + (performance.now() - started) / 1000;
+
+  const evaluateBoundary = async (step: number): Promise<string | undefined> => {
+    const { point, metrics } = await measureBoundary(step, {
+      model: { ...model, params: state.params },
+      tasks: heldout,
+      n: config.evalSamples,
+      seed: config.evalSeed,
+      temperature: config.evalTemperature,
+      topP: config.evalTopP,
+      noise: config.evalNoise,
+      budgets: config.budgets,
+      batchSize: config.rolloutBatch,
+    });
+    boundary.push(point);
+    const flags = sharpeningFlags(boundary, config.sharpeningTolerance);
+    const flagged = flags.sincePrevious || flags.sinceStart;
+    if (flagged) sharpening.push({ step, ...flags });
+    store.addMetrics(runId, step, {
+      ...metrics,
+      "eval/sharpening": flags.sincePrevious ? 1 : 0,
+      "eval/sharpening_since_start": flags.sinceStart ? 1 : 0,
+    });
+    return sharpeningWarning(boundary, flags) ?? undefined;
+  };
+  const save = async () => {
+    await saveRlCheckpoint({
+      runDir: options.runDir,
+      store,
+      runId,
+      model,
+      params: state.params,
+      opt: state.opt,
+      optimizerStep: state.step,
+      trainer: { rlStep, seed: config.seed, seconds: seconds() },
+      metadata: { rlConfig: config as unknown as JsonValue, base: config.base },
+      keep: config.keepCheckpoints,
+    });
+  };
+
+  if (rlStep === 0 && config.evalEvery > 0 && boundary.length === 0) {
+    const warning = await evaluateBoundary(0);
+    options.onProgress?.({ step: 0, steps: config.steps, metrics: {}, warning });
+  }
+
+  // ---- the loop ----------------------------------------------------------------------------------
+  while (rlStep < config.steps) {
+    const step = rlStep + 1;
+    const metrics: Record<string, number> = {};
+
+    // ---- 1–2. rollouts, rewards, dynamic sampling ----
+    const rolloutStart = performance.now();
+    const taskById = new Map<string, Task>();
+    const all: Trajectory[] = [];
+    const kept: Trajectory[][] = [];
+    const policy = new EmbeddedPolicy(
+      { ...model, params: state.params },
+      {
+        temperature: config.temperature,
+        capacity: Math.min(config.rolloutBatch, config.tasksPerStep * config.groupSize),
+        seed: mixSeeds(config.seed, step),
+        id: `rl:${config.name}@${step - 1}`,
+      },
+    );
+    let extraEpisodes = 0;
+    let groupCount = 0;
+    try {
+      for (let round = 0; ; round++) {
+        const wanted = config.tasksPerStep - kept.length;
+        const affordable =
+          round === 0 ? wanted : Math.floor((config.maxExtraRollouts - extraEpisodes) / config.groupSize);
+        const count = Math.min(wanted, affordable);
+        if (count <= 0) break;
+        const tasks = sampler.draw(step, round, count);
+        const specs: EpisodeSpec[] = [];
+        tasks.forEach((task, t) => {
+          taskById.set(task.id, task);
+          const group = groupCount++;
+          for (let e = 0; e < config.groupSize; e++) {
+            specs.push({
+              task,
+              group,
+              seed: mixSeeds(mixSeeds(mixSeeds(config.seed, step), round * 4096 + t), e),
+              id: `rl/${step}/${round}/${t}/${e}`,
+            });
+          }
+        });
+        if (round > 0) extraEpisodes += specs.length;
+        const sampled = await runEpisodes({
+          policy,
+          episodes: specs,
+          tools,
+          verify: checkAnswer,
+          budgets,
+          batchSize: config.rolloutBatch,
+        });
+        const rewarded = sampled.map((trajectory, i) => withRewards(trajectory, specs[i].task, rewardSpec));
+        const signal = groupsWithSignal(
+          config.estimator,
+          toAdvantageBatch(rewarded, { anchors: config.anchors }),
+          advantageOptions(config),
+        );
+        const stored: Trajectory[] = [];
+        for (let g = 0; g < tasks.length; g++) {
+          const members = rewarded.slice(g * config.groupSize, (g + 1) * config.groupSize);
+          const group = members[0].group ?? members[0].taskId;
+          const keep =
+            (!config.dynamicSampling || signal.get(group) === true) && kept.length < config.tasksPerStep;
+          // Which episodes the update saw is part of the record (`info.rl`).
+          const marked = members.map((trajectory) => ({
+            ...trajectory,
+            info: { ...trajectory.info, rl: { step, round, kept: keep } },
+          }));
+          if (keep) kept.push(marked);
+          stored.push(...marked);
+        }
+        store.addTrajectories(runId, stored, { step });
+        all.push(...stored);
+        if (!config.dynamicSampling) break;
+      }
+    } finally {
+      await policy.close();
+    }
+    const rolloutSeconds = (performance.now() - rolloutStart) / 1000;
+    Object.assign(
+      metrics,
+      rolloutMetrics(all, (id) => taskById.get(id)),
+    );
+    const allSignals = groupSignals(toAdvantageBatch(all));
+    metrics["rollout/zero_variance_group_fraction"] =
+      allSignals.filter((signal) => !signal.outcomeSignal).length / Math.max(1, allSignals.length);
+    metrics["rollout/kept_groups"] = kept.length;
+    metrics["rollout/dropped_group_fraction"] = 1 - kept.length / Math.max(1, groupCount);
+    metrics["rollout/extra_rollouts"] = extraEpisodes;
+
+    // ---- 3–4. advantages and the PPO update ----
+    const updateStart = performance.now();
+    const learningRate = schedule(step - 1);
+    let skippedReason: "nonfinite" | "no-signal" | null = null;
+    const trajectories = kept.flat();
+    if (trajectories.length === 0) {
+      skippedReason = "no-signal";
+    } else {
+      const advantageBatch = toAdvantageBatch(trajectories, { anchors: config.anchors });
+      const result = computeAdvantages(config.estimator, advantageBatch, advantageOptions(config));
+      const { "rollout/zero_variance_group_fraction": _kept, ...advantageStats } = advantageMetrics(
+        advantageBatch,
+        result,
+      );
+      Object.assign(metrics, advantageStats);
+      const update: RlUpdateBatch = { step, trajectories, advantages: result.advantages };
+      if (reference) {
+        const scored = await scoreTokens(
+          reference,
+          model.config,
+          trajectories.map((trajectory) => trainingIds(trajectory, maxLen)),
+          { temperature: config.temperature },
+        );
+        // Scores cover the ids cut to the context; pad back to the flattened length (masked there).
+        update.refLogprobs = trajectories.map((trajectory, i) => {
+          const row = new Float32Array(flattenTrajectory(trajectory).tokenIds.length);
+          row.set(scored.logprobs[i]);
+          return row;
+        });
+      }
+      await options.transformBatch?.(update);
+
+      // Keep the step's starting point until every update of the step is known finite.
+      const before: State = {
+        params: refTree(state.params),
+        opt: refTree(state.opt as never),
+        step: state.step,
+      };
+      const updates: Record<string, number>[] = [];
+      const order = createRng(mixSeeds(mixSeeds(config.seed, step), 0x9b));
+      let finite = true;
+      let firstKl = Number.NaN;
+      for (let epoch = 0; epoch < config.ppoEpochs && finite; epoch++) {
+        const indices = order.shuffle(update.trajectories.map((_, i) => i));
+        const size = Math.ceil(indices.length / config.miniBatches);
+        for (let start = 0; start < indices.length && finite; start += size) {
+          const chunk = indices.slice(start, start + size);
+          const sequences = assembleSequences(
+            chunk.map((i) => update.trajectories[i]),
+            chunk.map((i) => update.advantages[i]),
+            {
+              aggregation: config.aggregation,
+              normLength,
+              maxLen,
+              ...(update.refLogprobs ? { refLogprobs: chunk.map((i) => update.refLogprobs![i]) } : {}),
+            },
+          );
+          const [next, out] = await trainer.step(
+            state,
+            microBatches(sequences, maxLen, config.microBatchTokens),
+            learningRate,
+          );
+          state = next;
+          if (!Number.isFinite(out.loss) || !Number.isFinite(out.gradNorm)) finite = false;
+          if (updates.length === 0) firstKl = out.metrics["policy/kl_old"];
+          updates.push({ ...out.metrics, "loss/total": out.loss, "optim/grad_norm": out.gradNorm });
+        }
+      }
+      if (finite) {
+        disposeTree(before.params);
+        disposeTree(before.opt as never);
+        for (const key of Object.keys(updates[0])) metrics[key] = mean(updates.map((u) => u[key]));
+        // Before any update the trainer's log-probs must equal the sampler's: ≈ 0 unless they disagree.
+        metrics["policy/kl_sampler"] = firstKl;
+        metrics["optim/updates"] = updates.length;
+      } else {
+        disposeTree(state.params);
+        disposeTree(state.opt as never);
+        state = before;
+        skippedReason = "nonfinite";
+      }
+    }
+    metrics["train/skipped_nonfinite"] = skippedReason === "nonfinite" ? 1 : 0;
+    metrics["train/skipped_no_signal"] = skippedReason === "no-signal" ? 1 : 0;
+    if (skippedReason === "nonfinite") skipped.nonfinite.push(step);
+    if (skippedReason === "no-signal") skipped.noSignal.push(step);
+    metrics["optim/learning_rate"] = learningRate;
+    const updateSeconds = (performance.now() - updateStart) / 1000;
+    const tokens = all.reduce((n, trajectory) => n + flattenTrajectory(trajectory).tokenIds.length, 0);
+    metrics["perf/rollout_seconds"] = rolloutSeconds;
+    metrics["perf/update_seconds"] = updateSeconds;
+    metrics["perf/tokens_per_s"] = tokens / Math.max(1e-9, rolloutSeconds + updateSeconds);
+    metrics["perf/episodes_per_s"] = all.length / Math.max(1e-9, rolloutSeconds + updateSeconds);
+    store.addMetrics(runId, step, metrics);
+    lastMetrics = metrics;
+    rlStep = step;
+
+    // ---- 5. live boundary, checkpoint, progress ----
+    let warning: string | undefined;
+    if (config.evalEvery > 0 && (step % config.evalEvery === 0 || step === config.steps)) {
+      warning = await evaluateBoundary(step);
+    }
+    const aborted = options.signal?.aborted ?? false;
+    if (step % config.checkpointEvery === 0 || step === config.steps || aborted) await save();
+    options.onProgress?.({ step, steps: config.steps, metrics, warning });
+    if (aborted && step < config.steps) {
+      disposeTree(state.params);
+      disposeTree(state.opt as never);
+      if (reference) disposeTree(reference);
+      trainer.dispose();
+      throw new Error(`rl: aborted at step ${step}; --resume ${options.runDir} continues it`);
+    }
+  }
+
+  // ---- the trained model ----------------------------------------------------------------------------
+  const modelDir = config.out ?? join(options.runDir, RL_MODEL);
+  const result: RlResult = {
+    modelDir,
+    steps: config.steps,
+    startStep,
+    episodes: store.countTrajectories(runId),
+    skipped,
+    lastMetrics,
+    boundary,
+    sharpening,
+    seconds: seconds(),
+  };
+  await saveModelCheckpoint(modelDir, {
+    ...model,
+    params: state.params,
+    metadata: {
+      name: config.name,
+      kind: "rl",
+      base: config.base,
+      rlConfig: config as unknown as JsonValue,
+      boundary: boundary as unknown as JsonValue,
+    },
+  });
+  store.addArtifact(runId, { kind: "model", path: relative(options.runDir, modelDir), step: rlStep });
+  disposeTree(state.params);
+  disposeTree(state.opt as never);
+  if (reference) disposeTree(reference);
+  trainer.dispose();
+  return result;
+}
+
+/** The boundary points already stored for a run (after truncation: those up to the checkpoint). */
+function readBoundary(store: Store, runId: string, n: number): BoundaryPoint[] {
+  const atK = new Map(store.metrics(runId, `eval/pass@${n}`).map((point) => [point.step, point.value]));
+  return store
+    .metrics(runId, "eval/pass@1")
+    .filter((point) => atK.has(point.step))
+    .map((point) => ({ step: point.step, passAt1: point.value, passAtK: atK.get(point.step)!, k: n }))
+    .sort((a, b) => a.step - b.step);
+}
+
+/** Sharpening flags already stored for a run (a resumed run reports them too). */
+function readSharpening(store: Store, runId: string): RlResult["sharpening"] {
+  const sinceStart = new Map(
+    store.metrics(runId, "eval/sharpening_since_start").map((p) => [p.step, p.value]),
+  );
+  return store
+    .metrics(runId, "eval/sharpening")
+    .map((point) => ({
+      step: point.step,
+      sincePrevious: point.value === 1,
+      sinceStart: sinceStart.get(point.step) === 1,
+    }))
+    .filter((flags) => flags.sincePrevious || flags.sinceStart)
+    .sort((a, b) => a.step - b.step);
+}
