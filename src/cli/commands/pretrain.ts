@@ -9,8 +9,8 @@ import { parsePretrainConfig } from "../../pretrain/config.ts";
 import { CORPUS_MIXES } from "../../pretrain/corpus.ts";
 import { evaluateForCard, writeModelCard } from "../../pretrain/model-card.ts";
 import { pretrain } from "../../pretrain/pretrain.ts";
-import { createRunDirectory, directoryRun, openRunDirectory } from "../../store/index.ts";
 import { createProgress } from "../progress.ts";
+import { openTrainingRun } from "../training-run.ts";
 
 export function register(program: Command): void {
   program
@@ -33,21 +33,14 @@ export function register(program: Command): void {
       if (options.steps) overrides.steps = Number(options.steps);
       if (options.seed) overrides.seed = Number(options.seed);
       if (options.out) overrides.out = options.out;
-      let config = parsePretrainConfig({ ...fromFile, ...overrides });
-      const opened = options.resume
-        ? (() => {
-            const store = openRunDirectory(options.resume);
-            const run = store.reopenRun(directoryRun(store, options.resume).id);
-            config = parsePretrainConfig(run.config);
-            return { directory: options.resume as string, store, run };
-          })()
-        : createRunDirectory({
-            kind: "pretrain",
-            root: options.runs,
-            config,
-            id: `pretrain-${config.name}-${Date.now()}`,
-          });
-      const { directory, store, run } = opened;
+      const { config, directory, store, runId } = openTrainingRun({
+        kind: "pretrain",
+        resume: options.resume,
+        runs: options.runs,
+        parse: parsePretrainConfig,
+        fresh: () => parsePretrainConfig({ ...fromFile, ...overrides }),
+        defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
+      });
       const progress = createProgress(`pretrain ${config.name}`, config.steps, {
         quiet: Boolean(options.json),
       });
@@ -56,7 +49,7 @@ export function register(program: Command): void {
           config,
           runDir: directory,
           store,
-          runId: run.id,
+          runId,
           onProgress: (p) =>
             progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
         });
@@ -73,7 +66,7 @@ export function register(program: Command): void {
           await policy.close?.();
           writeModelCard(result.checkpointDir, config, result, evaluation);
         }
-        store.finishRun(run.id, "completed", { ...result, evaluation });
+        store.finishRun(runId, "completed", { ...result, evaluation });
         if (options.json) console.log(JSON.stringify({ run: directory, ...result, evaluation }, null, 2));
         else {
           console.log(`base written to ${result.checkpointDir} (run ${directory})`);
@@ -86,7 +79,7 @@ export function register(program: Command): void {
             );
         }
       } catch (error) {
-        store.finishRun(run.id, "failed", { error: String(error) });
+        store.finishRun(runId, "failed", { error: String(error) });
         throw error;
       } finally {
         store.close();

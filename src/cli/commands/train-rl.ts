@@ -15,6 +15,7 @@ import { parseRlConfig, type RlConfig } from "../../rl/config.ts";
 import { trainRl } from "../../rl/train.ts";
 import { createRunDirectory, directoryRun, openRunDirectory } from "../../store/index.ts";
 import { createProgress } from "../progress.ts";
+import { openTrainingRun } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
 
 interface RlCommandOptions {
@@ -127,24 +128,15 @@ export function registerRl(train: Command): void {
     .option("--run-id <id>", "name of the run directory (default rl-<name>-<time>)")
     .option("--json", "print the result as JSON")
     .action(async (options: RlCommandOptions) => {
-      let config: RlConfig;
-      let opened: { directory: string; store: ReturnType<typeof openRunDirectory>; runId: string };
-      if (options.resume) {
-        const store = openRunDirectory(options.resume);
-        const run = store.reopenRun(directoryRun(store, options.resume).id);
-        config = parseRlConfig(run.config);
-        opened = { directory: options.resume, store, runId: run.id };
-      } else {
-        config = rlConfigFrom(options);
-        const created = createRunDirectory({
-          kind: "rl",
-          root: options.runs,
-          config,
-          id: options.runId ?? `rl-${config.name}-${Date.now()}`,
-        });
-        opened = { directory: created.directory, store: created.store, runId: created.run.id };
-      }
-      const { directory, store, runId } = opened;
+      const { config, directory, store, runId } = openTrainingRun({
+        kind: "rl",
+        resume: options.resume,
+        runs: options.runs,
+        runId: options.runId,
+        parse: parseRlConfig,
+        fresh: () => rlConfigFrom(options),
+        defaultId: (c) => `rl-${c.name}-${Date.now()}`,
+      });
       const progress = createProgress(`rl ${config.name}`, config.steps, { quiet: Boolean(options.json) });
       const controller = new AbortController();
       const interrupt = () => controller.abort();

@@ -15,6 +15,7 @@ import { parseSftConfig, type SftConfig } from "../../sft/config.ts";
 import { trainSft } from "../../sft/train.ts";
 import { createRunDirectory, directoryRun, openRunDirectory } from "../../store/index.ts";
 import { createProgress } from "../progress.ts";
+import { openTrainingRun } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
 
 interface SftCommandOptions {
@@ -65,24 +66,15 @@ export function registerSft(train: Command): void {
     .option("--run-id <id>", "name of the run directory (default sft-<name>-<time>)")
     .option("--json", "print the result as JSON")
     .action(async (options: SftCommandOptions) => {
-      let config: SftConfig;
-      let opened: { directory: string; store: ReturnType<typeof openRunDirectory>; runId: string };
-      if (options.resume) {
-        const store = openRunDirectory(options.resume);
-        const run = store.reopenRun(directoryRun(store, options.resume).id);
-        config = parseSftConfig(run.config);
-        opened = { directory: options.resume, store, runId: run.id };
-      } else {
-        config = configFrom(options);
-        const created = createRunDirectory({
-          kind: "sft",
-          root: options.runs,
-          config,
-          id: options.runId ?? `sft-${config.name}-${Date.now()}`,
-        });
-        opened = { directory: created.directory, store: created.store, runId: created.run.id };
-      }
-      const { directory, store, runId } = opened;
+      const { config, directory, store, runId } = openTrainingRun({
+        kind: "sft",
+        resume: options.resume,
+        runs: options.runs,
+        runId: options.runId,
+        parse: parseSftConfig,
+        fresh: () => configFrom(options),
+        defaultId: (c) => `sft-${c.name}-${Date.now()}`,
+      });
       const progress = createProgress(`sft ${config.name}`, config.steps, { quiet: Boolean(options.json) });
       // Ctrl-C: finish the step, save a checkpoint, mark the run interrupted (`--resume` continues).
       const controller = new AbortController();

@@ -1,0 +1,44 @@
+/**
+ * Opening a training run for a CLI command: a fresh run directory with the validated config, or,
+ * with `--resume <runDir>`, the existing run reopened with the config it was started with (so a
+ * resumed run can never silently change its own settings).
+ */
+
+import { createRunDirectory, directoryRun, openRunDirectory, type Store } from "../store/index.ts";
+import type { RunKind } from "../store/types.ts";
+
+export interface OpenedTrainingRun<C> {
+  config: C;
+  directory: string;
+  store: Store;
+  runId: string;
+}
+
+export function openTrainingRun<C extends object>(options: {
+  kind: RunKind;
+  /** Run directory to resume, if any. */
+  resume?: string;
+  /** Root of new run directories. */
+  runs: string;
+  runId?: string;
+  /** Validates a stored config (on resume). */
+  parse: (raw: unknown) => C;
+  /** The config of a fresh run (validated by the caller). */
+  fresh: () => C;
+  /** Default run id of a fresh run. */
+  defaultId: (config: C) => string;
+}): OpenedTrainingRun<C> {
+  if (options.resume) {
+    const store = openRunDirectory(options.resume);
+    const run = store.reopenRun(directoryRun(store, options.resume).id);
+    return { config: options.parse(run.config), directory: options.resume, store, runId: run.id };
+  }
+  const config = options.fresh();
+  const created = createRunDirectory({
+    kind: options.kind,
+    root: options.runs,
+    config,
+    id: options.runId ?? options.defaultId(config),
+  });
+  return { config, directory: created.directory, store: created.store, runId: created.run.id };
+}
