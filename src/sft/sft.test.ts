@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { register as registerTrain } from "../cli/commands/train.ts";
+import { runCli } from "../cli/testing.ts";
 import { collectDataset } from "../data/collect.ts";
 import { loadDataset } from "../data/dataset.ts";
 import { stitchDataset } from "../data/stitch.ts";
@@ -212,4 +214,32 @@ test("SFT smoke: loss falls, held-out loss reported, the model loads as a policy
   for (const [i, loss] of resumedLosses.entries()) {
     assert.ok(Math.abs(loss - losses[i]) < 1e-5, `step ${i + 1}: ${loss} vs ${losses[i]}`);
   }
+});
+
+test("agentrl train sft: flags over the config, JSON result, a bad flag named", async () => {
+  const { out } = await runCli(registerTrain, [
+    "train",
+    "sft",
+    "--data",
+    real,
+    "--base",
+    base,
+    "--steps",
+    "2",
+    "--name",
+    "cli-sft",
+    "--runs",
+    root,
+    "--run-id",
+    "cli",
+    "--json",
+  ]);
+  const result = JSON.parse(out.join("\n"));
+  assert.equal(result.steps, 2);
+  assert.equal(result.modelDir, join(root, "cli", "model"));
+  assert.ok(existsSync(join(result.modelDir, "checkpoint.json")));
+  await assert.rejects(
+    runCli(registerTrain, ["train", "sft", "--data", real, "--steps", "0"]),
+    /--steps must be an integer >= 1/,
+  );
 });

@@ -13,7 +13,6 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { parseSftConfig, type SftConfig } from "../../sft/config.ts";
 import { trainSft } from "../../sft/train.ts";
-import { createRunDirectory, directoryRun, openRunDirectory } from "../../store/index.ts";
 import { createProgress } from "../progress.ts";
 import { openTrainingRun } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
