@@ -42,3 +42,15 @@ export function openTrainingRun<C extends object>(options: {
   });
   return { config, directory: created.directory, store: created.store, runId: created.run.id };
 }
+
+/**
+ * Ctrl-C for a training command: the first SIGINT aborts the returned signal (the trainer finishes
+ * its step, saves a checkpoint and the run is marked interrupted, so `--resume` continues);
+ * `dispose` removes the handler.
+ */
+export function interruptOnSigint(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once("SIGINT", interrupt);
+  return { signal: controller.signal, dispose: () => process.off("SIGINT", interrupt) };
+}

@@ -14,7 +14,7 @@ import type { Command } from "commander";
 import { parseRlConfig, type RlConfig } from "../../rl/config.ts";
 import { trainRl } from "../../rl/train.ts";
 import { createProgress } from "../progress.ts";
-import { openTrainingRun } from "../training-run.ts";
+import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
 
 interface RlCommandOptions {
@@ -137,16 +137,14 @@ export function registerRl(train: Command): void {
         defaultId: (c) => `rl-${c.name}-${Date.now()}`,
       });
       const progress = createProgress(`rl ${config.name}`, config.steps, { quiet: Boolean(options.json) });
-      const controller = new AbortController();
-      const interrupt = () => controller.abort();
-      process.once("SIGINT", interrupt);
+      const interrupt = interruptOnSigint();
       try {
         const result = await trainRl({
           config,
           runDir: directory,
           store,
           runId,
-          signal: controller.signal,
+          signal: interrupt.signal,
           onProgress: ({ step, metrics, warning }) => {
             if (warning) process.stderr.write(`\nWARNING ${warning}\n`);
             if (step === 0) return;
@@ -185,12 +183,12 @@ export function registerRl(train: Command): void {
         }
       } catch (error) {
         progress.stop();
-        store.finishRun(runId, controller.signal.aborted ? "interrupted" : "failed", {
+        store.finishRun(runId, interrupt.signal.aborted ? "interrupted" : "failed", {
           error: String(error),
         });
         throw error;
       } finally {
-        process.off("SIGINT", interrupt);
+        interrupt.dispose();
         store.close();
       }
     });

@@ -14,7 +14,7 @@ import type { Command } from "commander";
 import { parseSftConfig, type SftConfig } from "../../sft/config.ts";
 import { trainSft } from "../../sft/train.ts";
 import { createProgress } from "../progress.ts";
-import { openTrainingRun } from "../training-run.ts";
+import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
 
 interface SftCommandOptions {
@@ -75,17 +75,14 @@ export function registerSft(train: Command): void {
         defaultId: (c) => `sft-${c.name}-${Date.now()}`,
       });
       const progress = createProgress(`sft ${config.name}`, config.steps, { quiet: Boolean(options.json) });
-      // Ctrl-C: finish the step, save a checkpoint, mark the run interrupted (`--resume` continues).
-      const controller = new AbortController();
-      const interrupt = () => controller.abort();
-      process.once("SIGINT", interrupt);
+      const interrupt = interruptOnSigint();
       try {
         const result = await trainSft({
           config,
           runDir: directory,
           store,
           runId,
-          signal: controller.signal,
+          signal: interrupt.signal,
           onProgress: (p) =>
             progress.update(p.step, {
               loss: p.loss,
@@ -109,12 +106,12 @@ export function registerSft(train: Command): void {
         );
       } catch (error) {
         progress.stop();
-        store.finishRun(runId, controller.signal.aborted ? "interrupted" : "failed", {
+        store.finishRun(runId, interrupt.signal.aborted ? "interrupted" : "failed", {
           error: String(error),
         });
         throw error;
       } finally {
-        process.off("SIGINT", interrupt);
+        interrupt.dispose();
         store.close();
       }
     });
