@@ -92,3 +92,41 @@ test("unknown names and bad weights are rejected with the valid list", () => {
   );
   assert.throws(() => resolveRewardSpec({ outcome: [{ name: "format", weight: Number.NaN }] }), /finite/);
 });
+
+test("turn-credit preset: exact match only, and turn rewards a longer episode cannot inflate", () => {
+  // A tool-free, well-formed wrong answer earns nothing (mt-grpo pays it the 0.2 format bonus).
+  const blind = sketchTrajectory([{ act: "answer:1" }]);
+  assert.equal(scoreTrajectory(blind, task, "turn-credit").outcome, 0);
+  assert.ok(Math.abs((scoreTrajectory(blind, task, "mt-grpo").outcome as number) - 0.2) < 1e-12);
+  // Ten calls that keep retrieving the same fact: the first pays 0.5 · 1/2, the rest 0 (mt-grpo:
+  // 0.2 per executed call, so 2.0 + 0.5 in total).
+  const farming = sketchTrajectory([
+    ...Array.from({ length: 10 }, () => ({ act: "search:zenda", refs: ["p-zenda"] })),
+    { act: "answer:1" },
+  ]);
+  const credit = scoreTrajectory(farming, task, "turn-credit").turns as number[];
+  assert.deepEqual(credit, [0.25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  const paper = scoreTrajectory(farming, task, "mt-grpo").turns as number[];
+  assert.ok(Math.abs(paper.reduce((a, b) => a + b, 0) - 2.5) < 1e-9);
+  // The complete solution: both facts (0.25 each) and the gold calc (0.5): the cap, 1, is reached.
+  const solved = sketchTrajectory(
+    [
+      { act: "search:zenda", refs: ["p-zenda"] },
+      { act: "search:ruritania", refs: ["c-ruritania"] },
+      { act: "calc:2020-1850", value: 170 },
+      { act: "answer:4213" },
+    ],
+    { correct: true },
+  );
+  const scores = scoreTrajectory(solved, task, "turn-credit");
+  assert.equal(scores.outcome, 1);
+  assert.deepEqual(scores.turns, [0.25, 0.25, 0.5, 0]);
+  // Noise-aware variant: an injected failure is neutral (null), as in mt-grpo-noise-aware.
+  const noisy = sketchTrajectory([
+    { act: "search:zenda", status: "timeout", injected: true },
+    { act: "search:zenda", refs: ["p-zenda"] },
+    { act: "answer:1" },
+  ]);
+  assert.deepEqual(scoreTrajectory(noisy, task, "turn-credit-noise-aware").turns, [null, 0.25, 0]);
+  assert.deepEqual(scoreTrajectory(noisy, task, "turn-credit").turns, [0, 0.25, 0]);
+});

@@ -59,39 +59,58 @@ export interface RewardSpec {
   noise?: "naive" | "aware";
 }
 
+/**
+ * Turn-level credit that cannot be farmed: the outcome is exact match only (no format or partial
+ * bonus a non-answer can collect), and turn rewards pay for progress, once: each distinct gold
+ * evidence document the first time it is retrieved, each gold calc step the first time it is
+ * computed, each as a share so the episode's turn total is at most 0.5 + 0.5 (evidence, calc)
+ * whatever the chain length; repeats, failed calls and executed-but-useless calls earn 0.
+ */
+const TURN_CREDIT = {
+  outcome: [{ name: "exact-match", weight: 1 }],
+  turn: [
+    { name: "evidence", weight: 0.5, options: { fraction: true } },
+    { name: "calc-correct", weight: 0.5, options: { fraction: true } },
+  ],
+} as const satisfies RewardSpec;
+
+/** MT-GRPO's reward terms as in the paper; see the preset's warning. */
+const MT_GRPO = {
+  outcome: [
+    { name: "exact-match", weight: 1 },
+    { name: "contains-answer", weight: 0.5 },
+    { name: "format", weight: 0.2 },
+  ],
+  turn: [
+    { name: "tool-executed", weight: 0.2 },
+    { name: "evidence", weight: 0.5 },
+    { name: "calc-correct", weight: 0.5 },
+  ],
+} as const satisfies RewardSpec;
+
 /** Ready-made specs, selectable by name. */
 export const REWARD_PRESETS = {
   /** Exact match only (Search-R1). */
   "exact-match": { outcome: [{ name: "exact-match" }] },
   /** DemyAgent's released reward (arXiv:2510.11701). */
   demyagent: { outcome: [{ name: "demyagent" }] },
-  /** MT-GRPO's rewards (arXiv:2505.11821): outcome EM 1, contained 0.5, format 0.2; turn tool 0.2, evidence 0.5. */
-  "mt-grpo": {
-    outcome: [
-      { name: "exact-match", weight: 1 },
-      { name: "contains-answer", weight: 0.5 },
-      { name: "format", weight: 0.2 },
-    ],
-    turn: [
-      { name: "tool-executed", weight: 0.2 },
-      { name: "evidence", weight: 0.5 },
-      { name: "calc-correct", weight: 0.5 },
-    ],
-  },
+  /**
+   * Capped turn-level credit (TURN_CREDIT above): the preset for turn-level estimators (mt-grpo,
+   * gigpo, gae) on multi-hop tasks, and what scripts/credit-assignment.ts trains with.
+   */
+  "turn-credit": TURN_CREDIT,
   /** The same with noise-aware turn rewards. */
-  "mt-grpo-noise-aware": {
-    outcome: [
-      { name: "exact-match", weight: 1 },
-      { name: "contains-answer", weight: 0.5 },
-      { name: "format", weight: 0.2 },
-    ],
-    turn: [
-      { name: "tool-executed", weight: 0.2 },
-      { name: "evidence", weight: 0.5 },
-      { name: "calc-correct", weight: 0.5 },
-    ],
-    noise: "aware",
-  },
+  "turn-credit-noise-aware": { ...TURN_CREDIT, noise: "aware" },
+  /**
+   * MT-GRPO's rewards (arXiv:2505.11821): outcome EM 1, contained 0.5, format 0.2; turn tool 0.2,
+   * evidence 0.5, calc 0.5. Made for two-turn episodes: over up to 14 turns it can be farmed.
+   * Measured here (chain, base-strong, 20 steps): outcome-only GRPO settled on the 0.2 format bonus
+   * of a tool-free answer, and MT-GRPO and GiGPO inflated tool calls to ~10 per episode (0.2 per
+   * executed call). Prefer `turn-credit`.
+   */
+  "mt-grpo": MT_GRPO,
+  /** The same with noise-aware turn rewards. */
+  "mt-grpo-noise-aware": { ...MT_GRPO, noise: "aware" },
 } as const satisfies Record<string, RewardSpec>;
 
 export type RewardPresetName = keyof typeof REWARD_PRESETS;

@@ -103,3 +103,40 @@ test("noise-aware: chains of injected failures, other tools, and a last failed t
   const genuine = sketchTrajectory([{ act: "search:zenda", status: "empty" }, { act: "answer:1" }]);
   assert.deepEqual(noiseAware(toolExecutedReward)(genuine, task), [0, null]);
 });
+
+test("fraction: evidence and calc pay a share per new fact, so an episode sums to at most 1", () => {
+  const trajectory = sketchTrajectory([
+    { act: "search:zenda", refs: ["p-zenda"] }, // 1 of 2 needed facts → 1/2
+    { act: "search:zenda", refs: ["p-zenda"] }, // repeat → 0
+    { act: "search:both", refs: ["p-zenda", "c-ruritania"] }, // one new of 2 → 1/2
+    { act: "search:again", refs: ["p-zenda", "c-ruritania"] }, // nothing new → 0
+    { act: "calc:2020-1850", value: 170 }, // the only gold calc step → 1/1
+    { act: "calc:2020-1850", value: 170 }, // already matched → 0
+    { act: "answer:4213" },
+  ]);
+  const evidence = evidenceReward(trajectory, task, { fraction: true });
+  assert.deepEqual(evidence, [0.5, 0, 0.5, 0, null, null, null]);
+  assert.deepEqual(calcCorrectReward(trajectory, task, { fraction: true }), [
+    null,
+    null,
+    null,
+    null,
+    1,
+    0,
+    null,
+  ]);
+  // Both new facts in one result pay 2/2 at once.
+  const both = sketchTrajectory([{ act: "search:both", refs: ["c-ruritania", "p-zenda"] }]);
+  assert.deepEqual(evidenceReward(both, task, { fraction: true }), [1]);
+  // A task with two gold calc steps pays 1/2 each.
+  const twoCalcs = {
+    ...task,
+    gold: [...task.gold!, { type: "calc" as const, expression: "170 * 2", result: "340" }],
+  };
+  const calcs = sketchTrajectory([
+    { act: "calc:170*2", value: 340 },
+    { act: "calc:1+1", value: 2 },
+    { act: "calc:2020-1850", value: 170 },
+  ]);
+  assert.deepEqual(calcCorrectReward(calcs, twoCalcs, { fraction: true }), [0.5, 0, 0.5]);
+});

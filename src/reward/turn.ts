@@ -5,7 +5,9 @@
  * to stop punishing the policy for injected tool noise.
  *
  * Repeats earn nothing: evidence and calc rewards pay once per needed fact / gold calc step, so a
- * policy cannot farm turn rewards by repeating a good call.
+ * policy cannot farm turn rewards by repeating a good call. With `fraction` they also pay a share
+ * (1/|needed|) instead of 1, so an episode's sum is at most 1 whatever the chain length: a 5-hop
+ * chain cannot earn five times what a lookup earns for the same complete retrieval.
  */
 import type { Task } from "../types/task.ts";
 import type { Trajectory, Turn } from "../types/trajectory.ts";
@@ -46,13 +48,16 @@ function callsTool(turn: Turn, tool: string): boolean {
 export interface EvidenceOptions {
   /** Name of the search tool (default `search`). */
   tool?: string;
+  /** Pay 1/|task.evidence| per newly retrieved fact instead of 1 (the episode's sum is at most 1). */
+  fraction?: boolean;
 }
 
 /**
  * The search result holds a fact the task needs: 1 when a search turn's result (status `ok`: a
  * corrupted result is by definition the wrong document) refers to an entity of `task.evidence`
  * that no earlier turn had retrieved, 0 for any other search turn, null for other turns. All
- * null when the task lists no evidence (unscorable).
+ * null when the task lists no evidence (unscorable). With `fraction`, k newly retrieved facts pay
+ * k/|task.evidence|.
  */
 export function evidenceReward(
   trajectory: Trajectory,
@@ -68,6 +73,7 @@ export function evidenceReward(
     const refs = turn.toolResult?.status === "ok" ? (turn.toolResult.refs ?? []) : [];
     const fresh = refs.filter((ref) => needed.has(ref) && !found.has(ref));
     for (const ref of fresh) found.add(ref);
+    if (options?.fraction) return fresh.length / needed.size;
     return fresh.length > 0 ? 1 : 0;
   });
 }
@@ -77,6 +83,8 @@ export interface CalcCorrectOptions {
   tool?: string;
   /** Relative tolerance of the comparison (default 1e-9). */
   tolerance?: number;
+  /** Pay 1/|gold calc steps| per matched step instead of 1 (the episode's sum is at most 1). */
+  fraction?: boolean;
 }
 
 /**
@@ -85,7 +93,8 @@ export interface CalcCorrectOptions {
  * Compared with the GOLD results, not recomputed from the facts the episode retrieved: a correct
  * computation on wrongly retrieved operands scores 0, because it does not advance the task. All
  * null when the task has no gold plan (unscorable); every calc turn scores 0 when the gold plan
- * has no calc step (a calc the task does not need).
+ * has no calc step (a calc the task does not need). With `fraction` a matched step pays
+ * 1/|gold calc steps|.
  */
 export function calcCorrectReward(
   trajectory: Trajectory,
@@ -96,6 +105,7 @@ export function calcCorrectReward(
   const tolerance = options?.tolerance ?? 1e-9;
   if (!task.gold) return trajectory.turns.map(() => null);
   const pending = task.gold.flatMap((step) => (step.type === "calc" ? [Number(step.result)] : []));
+  const share = options?.fraction && pending.length > 0 ? 1 / pending.length : 1;
   return trajectory.turns.map((turn) => {
     if (!callsTool(turn, tool)) return null;
     const value = turn.toolResult?.status === "ok" ? turn.toolResult.value : undefined;
@@ -105,6 +115,6 @@ export function calcCorrectReward(
     );
     if (match < 0) return 0;
     pending.splice(match, 1);
-    return 1;
+    return share;
   });
 }

@@ -30,7 +30,7 @@ test("a bad field is named and the valid values are listed", () => {
   fails({ estimator: "gae" }, /estimator: "gae" \(MT-PPO\) needs a value head/);
   fails(
     { reward: "shaped" },
-    /reward: unknown reward preset "shaped"; valid: "exact-match", "demyagent", "mt-grpo"/,
+    /reward: unknown reward preset "shaped"; valid: "exact-match", "demyagent", "turn-credit", "turn-credit-noise-aware", "mt-grpo"/,
   );
   fails(
     { reward: { outcome: [{ name: "bleu" }] } },
