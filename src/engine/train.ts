@@ -3,6 +3,14 @@
  * jitted function, with gradient accumulation over micro-batches (wasm memory caps at 4 GiB: keep
  * a micro-batch under ~8k tokens).
  *
+ * Memory with several micro-batches: each micro-batch's program is run to completion (its loss
+ * and metrics read back, the running gradient sum settled) before the next one is dispatched, so
+ * the wasm heap holds one micro-batch's activations and one gradient sum, whatever the count.
+ * Queuing them all before reading any result grew the heap with their count: measured on the
+ * 4-layer d=128 base with 2048-token micro-batches (T = 256), 2.7 GB with 4 and past the 4 GiB cap
+ * with 8 (it killed a pretraining run); read one at a time, 8 take 0.65 GiB, as much as one
+ * (train.test.ts pins it on a small model: 16 micro-batches grew the heap by 1.1 GB before).
+ *
  * The loss is pluggable: any pure `loss(params, batch) → { loss, metrics }` over jax arrays. With
  * micro-batches, the step's loss is the SUM of the micro-batch losses, so a loss must return its
  * micro-batch's contribution to the whole batch's loss (e.g. divide by the whole batch's token
@@ -70,28 +78,34 @@ export interface Trainer<P extends ParamTree, B> {
   dispose(): void;
 }
 
-type Scalars = { loss: JaxArray[]; metrics: Record<string, JaxArray>[] };
+type Scalars = { loss: number; metrics: Record<string, number> };
 
-/** Reads the loss and metric scalars of every micro-batch (and the norm) and sums them. */
+/** Adds one micro-batch's scalars into a running sum. */
+function addScalars(total: Scalars, part: Scalars): void {
+  total.loss += part.loss;
+  for (const [name, value] of Object.entries(part.metrics))
+    total.metrics[name] = (total.metrics[name] ?? 0) + value;
+}
+
+/**
+ * Reads one micro-batch's loss and metric scalars (and the norm), consuming them. In pool mode
+ * `settle` (the call's other outputs) is finished first; either way the micro-batch's program has
+ * run when this returns, so its buffers are free before the next one is dispatched.
+ */
 async function readScalars(
-  scalars: Scalars,
+  loss: JaxArray,
+  metrics: Record<string, JaxArray>,
   norm: JaxArray | null,
   mode: ExecMode,
   settle: unknown,
-): Promise<{ loss: number; metrics: Record<string, number>; norm: number }> {
-  const names = Object.keys(scalars.metrics[0] ?? {});
-  const arrays = [...scalars.loss, ...scalars.metrics.flatMap((m) => names.map((name) => m[name]))];
+): Promise<Scalars & { norm: number }> {
+  const names = Object.keys(metrics);
+  const arrays = [loss, ...names.map((name) => metrics[name])];
   if (norm) arrays.push(norm);
   const values = (await readArrays(arrays, mode, settle)).map((v) => v[0]);
-  const count = scalars.loss.length;
-  const metrics: Record<string, number> = {};
-  names.forEach((name, j) => {
-    metrics[name] = 0;
-    for (let i = 0; i < count; i++) metrics[name] += values[count + i * names.length + j];
-  });
   return {
-    loss: values.slice(0, count).reduce((a, b) => a + b, 0),
-    metrics,
+    loss: values[0],
+    metrics: Object.fromEntries(names.map((name, j) => [name, values[1 + j]])),
     norm: norm ? values[values.length - 1] : Number.NaN,
   };
 }
@@ -153,22 +167,28 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
   const stepSite = new ExecutionSite("train-step");
 
   type Out = [JaxArray, Record<string, JaxArray>];
-  const gradients = async (params: P, microBatches: B[]) => {
-    if (microBatches.length === 0) throw new Error("Trainer.gradients: no micro-batches");
-    const mode = gradientSite.begin();
-    const scalars: Scalars = { loss: [], metrics: [] };
+  /**
+   * Runs every micro-batch but the last `keep` through the accumulating programs, one at a time
+   * (each read before the next is dispatched), adding their scalars into `total`.
+   */
+  const accumulateAll = async (params: P, microBatches: B[], mode: ExecMode, total: Scalars) => {
     let acc: P | null = null;
     for (const batch of microBatches) {
       const [next, loss, metrics] = (acc === null
         ? firstGrads(refTree(params), batch)
         : accumulate(refTree(params), acc, batch)) as unknown as [P, ...Out];
       acc = next;
-      scalars.loss.push(loss);
-      scalars.metrics.push(metrics);
+      addScalars(total, await readScalars(loss, metrics, null, mode, acc));
     }
-    const read = await readScalars(scalars, null, mode, acc);
+    return acc;
+  };
+  const gradients = async (params: P, microBatches: B[]) => {
+    if (microBatches.length === 0) throw new Error("Trainer.gradients: no micro-batches");
+    const mode = gradientSite.begin();
+    const total: Scalars = { loss: 0, metrics: {} };
+    const acc = await accumulateAll(params, microBatches, mode, total);
     gradientSite.end();
-    return { loss: read.loss, metrics: read.metrics, grads: acc! };
+    return { loss: total.loss, metrics: total.metrics, grads: acc! };
   };
 
   return {
@@ -180,32 +200,23 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
       if (microBatches.length === 0) throw new Error("Trainer.step: no micro-batches");
       const mode = stepSite.begin();
       const lr = np.array(learningRate);
-      const scalars: Scalars = { loss: [], metrics: [] };
+      const total: Scalars = { loss: 0, metrics: {} };
       type Final = [P, AdamWState<P>, JaxArray, Record<string, JaxArray>, JaxArray];
       let final: Final;
       if (microBatches.length === 1) {
         final = fusedStep(state.params, state.opt, microBatches[0], lr) as unknown as Final;
       } else {
-        let acc: P | null = null;
-        for (const batch of microBatches.slice(0, -1)) {
-          const [next, loss, metrics] = (acc === null
-            ? firstGrads(refTree(state.params), batch)
-            : accumulate(refTree(state.params), acc, batch)) as unknown as [P, ...Out];
-          acc = next;
-          scalars.loss.push(loss);
-          scalars.metrics.push(metrics);
-        }
+        const acc = await accumulateAll(state.params, microBatches.slice(0, -1), mode, total);
         const last = microBatches[microBatches.length - 1];
         final = lastStep(state.params, state.opt, acc!, last, lr) as unknown as Final;
       }
       const [params, opt, loss, metrics, norm] = final;
-      scalars.loss.push(loss);
-      scalars.metrics.push(metrics);
-      const read = await readScalars(scalars, norm, mode, [params, opt]);
+      const read = await readScalars(loss, metrics, norm, mode, [params, opt]);
+      addScalars(total, read);
       stepSite.end();
       return [
         { params, opt, step: state.step + 1 },
-        { loss: read.loss, gradNorm: read.norm, learningRate, metrics: read.metrics },
+        { loss: total.loss, gradNorm: read.norm, learningRate, metrics: total.metrics },
       ];
     },
     gradients,

@@ -147,9 +147,9 @@ export const RlConfigSchema = z
     weightDecay: z.number().min(0),
     /** Clip the global gradient norm to this. */
     maxGradNorm: z.number().positive(),
-    /** Most B·T tokens per micro-batch (gradients are summed over micro-batches: exact). Measured: a
-     * 4-layer d=128 model needs ~1–2 GB of wasm heap per 2048-token micro-batch and the heap caps at
-     * 4 GiB, so 4096-token micro-batches fail once a step has several of them. */
+    /** Most B·T tokens per micro-batch (gradients are summed over micro-batches: exact). The engine
+     * runs one micro-batch at a time, so the wasm heap (capped at 4 GiB) is set by one micro-batch,
+     * not their count: measured 0.65 GiB for one or eight 2048-token micro-batches on the base. */
     microBatchTokens: z.number().int().min(64),
     /**
      * Episodes decoded together during rollouts and evaluations (KV-cache slots). Measured here (2

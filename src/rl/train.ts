@@ -42,7 +42,7 @@ import { createRng, mixSeeds } from "../core/random.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
 import { adamw } from "../engine/optim.ts";
 import { warmupCosine } from "../engine/schedule.ts";
-import type { TrainState } from "../engine/train.ts";
+import { createTrainer, type TrainState } from "../engine/train.ts";
 import { disposeTree, refTree } from "../engine/tree.ts";
 import { DEFAULT_BUDGETS, type EpisodeSpec, runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
@@ -83,7 +83,6 @@ import { groupsWithSignal } from "./dynamic-sampling.ts";
 import { ppoLoss } from "./loss.ts";
 import { rolloutMetrics } from "./rollout-metrics.ts";
 import { taskSamplerFor, worldSampler } from "./tasks.ts";
-import { createRlUpdater } from "./update.ts";
 
 /** The update batch of one step, after advantages (what `transformBatch` sees and may change). */
 export interface RlUpdateBatch {
@@ -182,7 +181,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
   const loaded = await loadModelCheckpoint(latest ? join(options.runDir, latest.path) : config.base);
   const model = { config: loaded.config, tokenizer: loaded.tokenizer };
   const maxLen = model.config.maxLen;
-  const trainer = createRlUpdater<GptParams, TokenBatch>({
+  const trainer = createTrainer<GptParams, TokenBatch>({
     loss: tokenLoss(
       model.config,
       ppoLoss({

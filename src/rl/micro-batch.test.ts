@@ -8,11 +8,11 @@ import { makeTokenBatches } from "../policy/embedded/batch.ts";
 import type { GptConfig } from "../policy/embedded/config.ts";
 import { crossEntropy, type TokenBatch, tokenLoss } from "../policy/embedded/losses.ts";
 import { type GptParams, initGpt } from "../policy/embedded/model.ts";
-import { createRlUpdater } from "./update.ts";
 
 const config: GptConfig = { vocabSize: 20, dModel: 16, nLayers: 1, nHeads: 2, dFF: 32, maxLen: 32 };
 
-test("the micro-batched RL update equals the engine's fused whole-batch step", async () => {
+// The RL update runs the engine trainer's step over micro-batches (src/rl/train.ts).
+test("the micro-batched step equals the fused whole-batch step on the GPT loss", async () => {
   const sequences = Array.from({ length: 6 }, (_, row) => ({
     ids: Array.from({ length: 10 + row }, (_, t) => (row * 5 + t * 3) % config.vocabSize),
     mask: Array.from({ length: 10 + row }, (_, t) => (t > 3 ? 1 : 0)),
@@ -26,9 +26,8 @@ test("the micro-batched RL update equals the engine's fused whole-batch step", a
   };
   const params = initGpt(config, keyFromSeed(2));
   const engine = createTrainer<GptParams, TokenBatch>(options);
-  const updater = createRlUpdater<GptParams, TokenBatch>(options);
   const [whole, wholeResult] = await engine.step(engine.init(refTree(params)), batches(6), 1e-2);
-  const [micro, microResult] = await updater.step(updater.init(params), batches(2), 1e-2); // 3 micro-batches
+  const [micro, microResult] = await engine.step(engine.init(params), batches(2), 1e-2); // 3 micro-batches
   assert.ok(Math.abs(wholeResult.loss - microResult.loss) < 1e-6);
   assert.ok(Math.abs(wholeResult.gradNorm - microResult.gradNorm) < 1e-5);
   assert.ok(wholeResult.gradNorm > 0.5, "clipping was active");
@@ -46,5 +45,4 @@ test("the micro-batched RL update equals the engine's fused whole-batch step", a
     disposeTree(state.opt as never);
   }
   engine.dispose();
-  updater.dispose();
 });
