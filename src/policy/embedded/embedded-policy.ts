@@ -2,7 +2,8 @@
  * The embedded transformer as a `Policy` (text protocol). `act` advances every context by one turn
  * in lock-step on one `DecodeSession`: each episode keeps a cache slot, only the tokens added since
  * its last turn (the prompt the first time, then the last observation) are fed, and sampling runs
- * until a stop tag (`STOP_TOKENS`) or the turn's `maxTokens`.
+ * until a stop tag (`STOP_TOKENS`, plus any other closing action tag in the checkpoint's vocabulary)
+ * or the turn's `maxTokens`.
  *
  * What the model conditions on is exactly `prompt.tokenIds`, then per turn `tokenIds` and
  * `observation.tokenIds`: the sequence `flattenTrajectory` rebuilds (no implicit BOS), so scoring
@@ -18,7 +19,7 @@
  * are evicted least-recently-used first and rebuilt when their episode comes back.
  */
 import { createRng, mixSeeds } from "../../core/random.ts";
-import { STOP_TOKENS } from "../../env/protocol.ts";
+import { OBS_CLOSE, QUESTION_CLOSE, STOP_TOKENS } from "../../env/protocol.ts";
 import type { Policy, PolicyContext, PolicyStep } from "../../types/policy.ts";
 import type { GptConfig } from "./config.ts";
 import { DecodeSession } from "./decode-session.ts";
@@ -87,7 +88,16 @@ export class EmbeddedPolicy implements Policy {
     });
     this.#episodeOf = Array.from({ length: this.capacity }, () => null);
     this.#lastUsed = Array.from({ length: this.capacity }, () => 0);
-    this.#stopIds = STOP_TOKENS.map((token) => this.tokenizer.requireId(token));
+    // The protocol's stop tags, plus any other closing action tag the vocabulary holds (an
+    // orchestrator's `</searcher>`): a checkpoint's own tags end its turns.
+    const extraStops = this.tokenizer.tokens.filter(
+      (token) =>
+        /^<\/[\w.-]+>$/.test(token) &&
+        token !== QUESTION_CLOSE &&
+        token !== OBS_CLOSE &&
+        !STOP_TOKENS.includes(token),
+    );
+    this.#stopIds = [...STOP_TOKENS, ...extraStops].map((token) => this.tokenizer.requireId(token));
   }
 
   async act(contexts: readonly PolicyContext[], options?: { signal?: AbortSignal }): Promise<PolicyStep[]> {
