@@ -56,6 +56,7 @@ import { type RewardSpec, withRewards } from "../reward/index.ts";
 import type { Store } from "../store/index.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import type { Task } from "../types/task.ts";
+import type { AnyTool } from "../types/tool.ts";
 import { flattenTrajectory, type Trajectory } from "../types/trajectory.ts";
 import { checkAnswer } from "../world/index.ts";
 import {
@@ -82,7 +83,7 @@ import type { RlConfig } from "./config.ts";
 import { groupsWithSignal } from "./dynamic-sampling.ts";
 import { ppoLoss } from "./loss.ts";
 import { rolloutMetrics } from "./rollout-metrics.ts";
-import { taskSamplerFor, worldSampler } from "./tasks.ts";
+import { type TaskSampler, taskSamplerFor, worldSampler } from "./tasks.ts";
 
 /** The update batch of one step, after advantages (what `transformBatch` sees and may change). */
 export interface RlUpdateBatch {
@@ -102,6 +103,18 @@ export interface RlProgress {
   warning?: string;
 }
 
+/**
+ * An environment other than world tasks (src/orchestra): where tasks come from, an episode's tools,
+ * the verifier and the reward. Boundary tracking measures world tasks, so it is off with an env.
+ */
+export interface RlEnvironment {
+  sampler: TaskSampler;
+  tools: (task: Task, seed: number) => readonly AnyTool[];
+  verify: (task: Task, answer: string | null) => boolean;
+  /** The trajectory with its rewards (at least `outcomeReward`). */
+  reward: (trajectory: Trajectory, task: Task) => Trajectory;
+}
+
 export interface TrainRlOptions {
   config: RlConfig;
   /** Run directory (checkpoints, the final model unless `config.out`) and its store. */
@@ -113,6 +126,8 @@ export interface TrainRlOptions {
   signal?: AbortSignal;
   /** Inspect or reshape each step's update batch before the PPO update (custom shaping, fault injection). */
   transformBatch?: (batch: RlUpdateBatch) => void | Promise<void>;
+  /** Train in this environment instead of on world tasks (`config.families`, `noise`, `reward`). */
+  env?: RlEnvironment;
 }
 
 export interface RlResult {
@@ -172,8 +187,10 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
   const rewardSpec = config.reward as RewardSpec | string;
   const budgets = { ...DEFAULT_BUDGETS, ...config.budgets };
   const noise = typeof config.noise === "number" ? uniformNoise(config.noise) : config.noise;
-  const tools = worldToolsFor({ noise });
-  const sampler = taskSamplerFor({ ...config, seed: mixSeeds(config.seed, 0x7a51) });
+  const tools = options.env?.tools ?? worldToolsFor({ noise });
+  const sampler = options.env?.sampler ?? taskSamplerFor({ ...config, seed: mixSeeds(config.seed, 0x7a51) });
+  const verify = options.env?.verify ?? checkAnswer;
+  const evalEvery = options.env ? 0 : config.evalEvery;
   const normLength = config.normLength ?? budgets.maxTokens;
 
   // ---- model and optimizer: from the base, or resumed from the newest checkpoint ----------------
@@ -274,7 +291,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     });
   };
 
-  if (rlStep === 0 && config.evalEvery > 0 && boundary.length === 0) {
+  if (rlStep === 0 && evalEvery > 0 && boundary.length === 0) {
     const warning = await evaluateBoundary(0);
     options.onProgress?.({ step: 0, steps: config.steps, metrics: {}, warning });
   }
@@ -326,11 +343,15 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
           policy,
           episodes: specs,
           tools,
-          verify: checkAnswer,
+          verify,
           budgets,
           batchSize: config.rolloutBatch,
         });
-        const rewarded = sampled.map((trajectory, i) => withRewards(trajectory, specs[i].task, rewardSpec));
+        const rewarded = sampled.map((trajectory, i) =>
+          options.env
+            ? options.env.reward(trajectory, specs[i].task)
+            : withRewards(trajectory, specs[i].task, rewardSpec),
+        );
         const signal = groupsWithSignal(
           config.estimator,
           toAdvantageBatch(rewarded, { anchors: config.anchors }),
@@ -468,7 +489,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
 
     // ---- 5. live boundary, checkpoint, progress ----
     let warning: string | undefined;
-    if (config.evalEvery > 0 && (step % config.evalEvery === 0 || step === config.steps)) {
+    if (evalEvery > 0 && (step % evalEvery === 0 || step === config.steps)) {
       warning = await evaluateBoundary(step);
     }
     const aborted = options.signal?.aborted ?? false;
