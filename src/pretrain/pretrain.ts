@@ -21,6 +21,7 @@ import { crossEntropy, tokenLoss } from "../policy/embedded/losses.ts";
 import { type GptParams, initGpt } from "../policy/embedded/model.ts";
 import { createWordTokenizer, WordTokenizer } from "../policy/embedded/tokenizer.ts";
 import type { Store } from "../store/index.ts";
+import type { Trajectory } from "../types/trajectory.ts";
 import type { PretrainConfig } from "./config.ts";
 import { CORPUS_MIXES, embeddedVocabulary } from "./corpus.ts";
 import { pretrainStream } from "./stream.ts";
@@ -49,6 +50,14 @@ export interface PretrainOptions {
   store: Store;
   runId: string;
   onProgress?: (progress: PretrainProgress) => void;
+  /**
+   * Another corpus than `config.mix` (an orchestrator's episodes): its vocabulary (words beyond the
+   * tokenizer's fixed prefix) and its episode batches. `config.mix` is then only a label.
+   */
+  corpus?: {
+    vocabulary: readonly string[];
+    episodes: (seed: number, index: number, count: number) => Promise<Trajectory[]>;
+  };
 }
 
 const CHECKPOINT = "checkpoint";
@@ -59,7 +68,7 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
   const checkpointDir = join(options.runDir, CHECKPOINT);
 
   // ---- model, tokenizer, optimizer (fresh or resumed) ------------------------------------------
-  let tokenizer = createWordTokenizer(embeddedVocabulary());
+  let tokenizer = createWordTokenizer(options.corpus?.vocabulary ?? embeddedVocabulary());
   const modelConfig: GptConfig = { vocabSize: tokenizer.vocabSize, ...config.model };
   const schedule = warmupCosine({
     peak: config.learningRate,
@@ -99,6 +108,7 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
     tokenizer,
     maxLen: config.model.maxLen,
     tokensPerStep: config.tokensPerStep,
+    ...(options.corpus ? { episodes: options.corpus.episodes } : {}),
   });
   for (let s = 0; s < state.step; s++) await stream.next();
 

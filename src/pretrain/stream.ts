@@ -5,6 +5,7 @@
  * seed: resuming at step s replays the stream's first s batches without training on them.
  */
 import type { Tokenizer } from "../types/policy.ts";
+import type { Trajectory } from "../types/trajectory.ts";
 import { type CorpusMix, corpusEpisodes, type EncodedEpisode, encodeEpisode } from "./corpus.ts";
 
 export interface StreamOptions {
@@ -19,6 +20,8 @@ export interface StreamOptions {
   buckets?: number[];
   /** Episodes generated per corpus batch. */
   episodesPerChunk?: number;
+  /** Another corpus than the mix's world episodes (batch `index` of `count` episodes, deterministic). */
+  episodes?: (seed: number, index: number, count: number) => Promise<Trajectory[]>;
 }
 
 export interface StreamBatch {
@@ -50,12 +53,10 @@ export function pretrainStream(options: StreamOptions): { next(): Promise<Stream
   const stats: StreamStats = { episodes: 0, dropped: 0, correct: 0, policyTokens: 0, tokens: 0 };
   let chunk = 0;
   const refill = async () => {
-    const episodes = await corpusEpisodes(
-      options.mix,
-      options.seed,
-      chunk++,
-      options.episodesPerChunk ?? 256,
-    );
+    const count = options.episodesPerChunk ?? 256;
+    const episodes = options.episodes
+      ? await options.episodes(options.seed, chunk++, count)
+      : await corpusEpisodes(options.mix, options.seed, chunk++, count);
     for (const trajectory of episodes) {
       stats.episodes++;
       if (trajectory.correct) stats.correct++;
