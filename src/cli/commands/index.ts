@@ -6,6 +6,7 @@ import * as demo from "./demo.ts";
 import * as evalCommand from "./eval.ts";
 import * as exportCommands from "./export.ts";
 import * as mcp from "./mcp.ts";
+import * as orchestra from "./orchestra.ts";
 import * as passk from "./passk.ts";
 import * as pretrain from "./pretrain.ts";
 import * as rollout from "./rollout.ts";
@@ -30,4 +31,5 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   train.register,
   tasks.register,
   mcp.register,
+  orchestra.register,
 ];

@@ -1,0 +1,179 @@
+/**
+ * `agentrl orchestra`: learnable orchestration (MAS-Orchestra / MASBench, src/orchestra/).
+ *
+ *   agentrl orchestra tasks --axis depth --values 2,4,6          → sample tasks with their graphs
+ *   agentrl orchestra pretrain --config configs/orchestra/orchestrator-base.json
+ *   agentrl orchestra train --config configs/orchestra/grpo.json  → GRPO through the RL trainer
+ *   agentrl orchestra report --policy models/orchestrator-grpo    → HTML section + JSON per axis
+ */
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { evaluateOrchestrator } from "../../orchestra/evaluate.ts";
+import { generateOrchestraTasks, orchestraMetadata, validateAxisValue } from "../../orchestra/generate.ts";
+import { AXES } from "../../orchestra/graph.ts";
+import { pretrainOrchestrator, writeOrchestratorCard } from "../../orchestra/pretrain.ts";
+import { COMPETENCE_LEVELS } from "../../orchestra/sub-agents.ts";
+import { resolvePolicy } from "../../policy/resolve.ts";
+import { parsePretrainConfig } from "../../pretrain/config.ts";
+import { createProgress } from "../progress.ts";
+import { openTrainingRun } from "../training-run.ts";
+import { parseChoice, parseNumber } from "./options.ts";
+
+function parseValues(raw: string): number[] {
+  return raw.split(",").map((part) => parseNumber("--values", part.trim(), { integer: true, min: 1 }));
+}
+
+export function register(program: Command): void {
+  const orchestra = program
+    .command("orchestra")
+    .description(
+      "learnable orchestration: MASBench-style tasks, sub-agents as tools, an RL-trained orchestrator",
+    );
+
+  orchestra
+    .command("tasks")
+    .description("sample orchestration tasks of one axis at the given values, with their dependency graphs")
+    .requiredOption("--axis <axis>", `axis: ${AXES.join(", ")}`)
+    .option("--values <list>", "comma-separated axis values", "2,4,6")
+    .option("--count <n>", "tasks per value", "2")
+    .option("--seed <n>", "seed", "1")
+    .option("--split <split>", "train or test worlds", "test")
+    .option("--json", "print the tasks as JSON")
+    .action(
+      (options: {
+        axis: string;
+        values: string;
+        count: string;
+        seed: string;
+        split: string;
+        json?: boolean;
+      }) => {
+        const axis = parseChoice("--axis", options.axis, AXES);
+        const values = parseValues(options.values);
+        for (const value of values) validateAxisValue(axis, value);
+        const count = parseNumber("--count", options.count, { integer: true, min: 1 });
+        const seed = parseNumber("--seed", options.seed, { integer: true, min: 0 });
+        const split = parseChoice("--split", options.split, ["train", "test"] as const);
+        const tasks = values.flatMap((value) => generateOrchestraTasks({ axis, value, count, seed, split }));
+        if (options.json) {
+          console.log(JSON.stringify(tasks, null, 2));
+          return;
+        }
+        for (const task of tasks) {
+          const meta = orchestraMetadata(task)!;
+          const axes = Object.entries(meta.axes)
+            .map(([name, v]) => `${name} ${v}`)
+            .join(", ");
+          console.log(`${task.id}  [${axes}]`);
+          console.log(`  ${task.question}  →  ${task.answer}`);
+          for (const node of meta.graph.nodes) {
+            const deps = node.deps.length > 0 ? ` ← ${node.deps.join(", ")}` : "";
+            const what =
+              node.kind === "calc"
+                ? "sum"
+                : `${node.attribute}${node.entity ? ` of ${node.entity}` : ""}${node.decoy ? ` (decoy ${node.decoy})` : ""}`;
+            console.log(`    ${node.id}: ${what} = ${node.value}${deps}`);
+          }
+        }
+      },
+    );
+
+  orchestra
+    .command("pretrain")
+    .description(
+      "pretrain an orchestrator base on scripted orchestration episodes and write it with its card",
+    )
+    .option(
+      "--config <file>",
+      "JSON config (fields of src/pretrain/config.ts)",
+      "configs/orchestra/orchestrator-base.json",
+    )
+    .option("--steps <n>", "optimizer steps (overrides the config)")
+    .option("--out <dir>", "folder for the finished base (overrides the config)")
+    .option("--card-tasks <n>", "card: tasks per axis (value 2, weak sub-agents, high degree)", "40")
+    .option("--resume <runDir>", "continue a pretraining run from its last checkpoint")
+    .option("--runs <dir>", "root folder of run directories", "runs")
+    .option("--json", "print the result as JSON")
+    .action(
+      async (options: {
+        config: string;
+        steps?: string;
+        out?: string;
+        cardTasks: string;
+        resume?: string;
+        runs: string;
+        json?: boolean;
+      }) => {
+        const fromFile = JSON.parse(readFileSync(options.config, "utf8"));
+        const overrides: Record<string, unknown> = {};
+        if (options.steps) overrides.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });
+        if (options.out) overrides.out = options.out;
+        const cardTasks = parseNumber("--card-tasks", options.cardTasks, { integer: true, min: 0 });
+        const { config, directory, store, runId } = openTrainingRun({
+          kind: "pretrain",
+          resume: options.resume,
+          runs: options.runs,
+          parse: parsePretrainConfig,
+          fresh: () => parsePretrainConfig({ ...fromFile, ...overrides }),
+          defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
+        });
+        const progress = createProgress(`pretrain ${config.name}`, config.steps, {
+          quiet: Boolean(options.json),
+        });
+        try {
+          const result = await pretrainOrchestrator({
+            config,
+            runDir: directory,
+            store,
+            runId,
+            onProgress: (p) =>
+              progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
+          });
+          progress.stop();
+          let evaluation = null;
+          if (cardTasks > 0) {
+            const policy = await resolvePolicy(result.checkpointDir, { temperature: 1 });
+            const accuracy: Record<string, number> = {};
+            for (const axis of AXES) {
+              const tasks = generateOrchestraTasks({
+                axis,
+                value: 2,
+                count: cardTasks,
+                seed: 1,
+                split: "test",
+              });
+              accuracy[axis] = (
+                await evaluateOrchestrator({
+                  policy,
+                  degree: "high",
+                  errorRate: COMPETENCE_LEVELS.weak,
+                  tasks,
+                  seed: 1,
+                })
+              ).accuracy;
+            }
+            await policy.close?.();
+            evaluation = {
+              label: `value 2, ${cardTasks} test tasks per axis, weak sub-agents, high degree, temperature 1`,
+              accuracy,
+            };
+          }
+          writeOrchestratorCard(result.checkpointDir, config, result, evaluation);
+          store.finishRun(runId, "completed", { ...result, evaluation });
+          if (options.json) console.log(JSON.stringify({ run: directory, ...result, evaluation }, null, 2));
+          else {
+            console.log(`orchestrator base written to ${result.checkpointDir} (run ${directory})`);
+            console.log(
+              `${result.steps} steps, final loss ${result.finalLoss.toFixed(4)}, ${(result.seconds / 60).toFixed(1)} min`,
+            );
+            if (evaluation) console.log(`accuracy: ${JSON.stringify(evaluation.accuracy)}`);
+          }
+        } catch (error) {
+          store.finishRun(runId, "failed", { error: String(error) });
+          throw error;
+        } finally {
+          store.close();
+        }
+      },
+    );
+}

@@ -1,0 +1,90 @@
+/**
+ * The orchestrator's base: `pretrain` (src/pretrain) on the orchestration corpus and vocabulary
+ * (corpus.ts), then a model card with what it does as an orchestrator before any RL (accuracy per
+ * axis with weak sub-agents, high degree, temperature 1, test worlds). `config.mix` is unused
+ * (the corpus replaces it) and `cardEpisodes` is the number of card tasks per axis and value.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { PretrainConfig } from "../pretrain/config.ts";
+import { type PretrainResult, pretrain } from "../pretrain/pretrain.ts";
+import type { Store } from "../store/index.ts";
+import { ORCHESTRA_CORPUS_MIX, orchestraCorpusEpisodes, orchestraVocabulary } from "./corpus.ts";
+
+export interface OrchestraPretrainOptions {
+  config: PretrainConfig;
+  runDir: string;
+  store: Store;
+  runId: string;
+  onProgress?: (progress: { step: number; steps: number; loss: number; tokensPerSecond: number }) => void;
+}
+
+export async function pretrainOrchestrator(options: OrchestraPretrainOptions): Promise<PretrainResult> {
+  return pretrain({
+    ...options,
+    corpus: { vocabulary: orchestraVocabulary(), episodes: orchestraCorpusEpisodes },
+  });
+}
+
+/** Writes `card.json` and `MODEL_CARD.md` next to an orchestrator base. */
+export function writeOrchestratorCard(
+  dir: string,
+  config: PretrainConfig,
+  result: PretrainResult,
+  evaluation: { label: string; accuracy: Record<string, number> } | null,
+): void {
+  const card = {
+    name: config.name,
+    model: config.model,
+    corpus: {
+      components: ORCHESTRA_CORPUS_MIX.map(({ weight, strategy, degree }) => ({ weight, degree, strategy })),
+      episodes: result.corpus.episodes,
+      correctFraction: result.corpus.successRate,
+    },
+    training: {
+      steps: result.steps,
+      tokens: result.tokens,
+      policyTokens: result.policyTokens,
+      seconds: result.seconds,
+      finalLoss: result.finalLoss,
+      learningRate: config.learningRate,
+      seed: config.seed,
+      contextLossWeight: config.contextLossWeight,
+    },
+    evaluation,
+    machine: `${process.platform} ${process.arch}, Node ${process.versions.node}`,
+  };
+  writeFileSync(join(dir, "card.json"), `${JSON.stringify(card, null, 2)}\n`);
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const lines = [
+    `# ${config.name}`,
+    "",
+    `A ${config.model.nLayers}-layer, d=${config.model.dModel} GPT (context ${config.model.maxLen}) pretrained from scratch by \`agentrl orchestra pretrain\` on scripted orchestration episodes (src/orchestra/corpus.ts). Its vocabulary is the world's plus the sub-agent tags and orchestration words, so it can only be used as an orchestrator.`,
+    "",
+    "## Corpus",
+    "",
+    "| behaviour | degree | share |",
+    "| --- | --- | --- |",
+    ...ORCHESTRA_CORPUS_MIX.map(
+      ({ weight, strategy, degree }) => `| ${strategy.id} | ${degree} | ${pct(weight)} |`,
+    ),
+    "",
+    `Tasks of every axis at values up to 4, train worlds, weak and strong sub-agents in equal shares. ${result.corpus.episodes} episodes generated, ${pct(result.corpus.successRate)} of them correct, ${result.corpus.dropped} longer than the context dropped.`,
+    "",
+    "## Training",
+    "",
+    `${result.steps} steps, ${(result.tokens / 1e6).toFixed(2)}M tokens (${(result.policyTokens / 1e6).toFixed(2)}M policy tokens in the loss), ${(result.seconds / 60).toFixed(1)} min on ${card.machine}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}; loss weight of prompt and observation tokens ${config.contextLossWeight}. Reproduce with \`scripts/orchestrator-base.sh\`.`,
+    "",
+    ...(evaluation
+      ? [
+          `## Accuracy as an orchestrator (${evaluation.label})`,
+          "",
+          "| axis | accuracy |",
+          "| --- | --- |",
+          ...Object.entries(evaluation.accuracy).map(([axis, rate]) => `| ${axis} | ${pct(rate)} |`),
+          "",
+        ]
+      : []),
+  ];
+  writeFileSync(join(dir, "MODEL_CARD.md"), lines.join("\n"));
+}
