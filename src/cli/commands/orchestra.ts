@@ -13,10 +13,15 @@ import { generateOrchestraTasks, orchestraMetadata, validateAxisValue } from "..
 import { AXES } from "../../orchestra/graph.ts";
 import { pretrainOrchestrator, writeOrchestratorCard } from "../../orchestra/pretrain.ts";
 import { COMPETENCE_LEVELS } from "../../orchestra/sub-agents.ts";
+import {
+  type OrchestraTrainConfig,
+  parseOrchestraTrainConfig,
+  trainOrchestrator,
+} from "../../orchestra/train.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { parsePretrainConfig } from "../../pretrain/config.ts";
 import { createProgress } from "../progress.ts";
-import { openTrainingRun } from "../training-run.ts";
+import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 function parseValues(raw: string): number[] {
@@ -172,6 +177,93 @@ export function register(program: Command): void {
           store.finishRun(runId, "failed", { error: String(error) });
           throw error;
         } finally {
+          store.close();
+        }
+      },
+    );
+
+  orchestra
+    .command("train")
+    .description(
+      "GRPO of an embedded orchestrator (reward 0.9·correct + 0.1·no execution error) through the RL trainer",
+    )
+    .option(
+      "--config <file>",
+      "JSON: RL config fields (src/rl/config.ts) plus an `orchestra` block (src/orchestra/train.ts)",
+    )
+    .option("--base <dir>", "orchestrator base (default models/orchestrator-base)")
+    .option("--steps <n>", "RL steps")
+    .option("--seed <n>", "seed")
+    .option("--out <dir>", "where the trained checkpoint goes (default <run>/model)")
+    .option("--resume <runDir>", "continue a run from its last checkpoint")
+    .option("--runs <dir>", "root folder of run directories", "runs")
+    .option("--json", "print the result as JSON")
+    .action(
+      async (options: {
+        config?: string;
+        base?: string;
+        steps?: string;
+        seed?: string;
+        out?: string;
+        resume?: string;
+        runs: string;
+        json?: boolean;
+      }) => {
+        const fresh = (): OrchestraTrainConfig => {
+          const raw = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+          if (options.base) raw.base = options.base;
+          if (options.out) raw.out = options.out;
+          if (options.steps) raw.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });
+          if (options.seed) raw.seed = parseNumber("--seed", options.seed, { integer: true, min: 0 });
+          return parseOrchestraTrainConfig(raw);
+        };
+        const { config, directory, store, runId } = openTrainingRun({
+          kind: "rl",
+          resume: options.resume,
+          runs: options.runs,
+          parse: (raw) => {
+            const stored = raw as OrchestraTrainConfig;
+            return parseOrchestraTrainConfig({ ...stored.rl, orchestra: stored.orchestra });
+          },
+          fresh,
+          defaultId: (c) => `rl-${c.rl.name}-${Date.now()}`,
+        });
+        const progress = createProgress(`orchestra rl ${config.rl.name}`, config.rl.steps, {
+          quiet: Boolean(options.json),
+        });
+        const interrupt = interruptOnSigint();
+        try {
+          const result = await trainOrchestrator(config, {
+            runDir: directory,
+            store,
+            runId,
+            signal: interrupt.signal,
+            onProgress: ({ step, metrics }) => {
+              if (step === 0) return;
+              progress.update(step, {
+                reward: Number((metrics["reward/mean"] ?? Number.NaN).toFixed(3)),
+                "pass@1": Number((metrics["rollout/pass@1"] ?? Number.NaN).toFixed(3)),
+                kept: metrics["rollout/kept_groups"] ?? 0,
+              });
+            },
+          });
+          progress.stop();
+          store.finishRun(runId, "completed", result);
+          if (options.json) console.log(JSON.stringify({ run: directory, ...result }, null, 2));
+          else {
+            console.log(`trained orchestrator written to ${result.modelDir} (run ${directory})`);
+            console.log(
+              `${result.steps} steps, ${result.episodes} episodes, ${(result.seconds / 60).toFixed(1)} min`,
+            );
+          }
+        } catch (error) {
+          progress.stop();
+          store.finishRun(runId, interrupt.signal.aborted ? "interrupted" : "failed", {
+            error: String(error),
+          });
+          throw error;
+        } finally {
+          interrupt.dispose();
           store.close();
         }
       },
