@@ -33,6 +33,25 @@ test("adamw: two steps of the worked example (decay on matrices only)", async ()
   disposeTree(state as unknown as ParamTree);
 });
 
+test("adamw: learningRateScale multiplies one leaf's step (weight decay included)", async () => {
+  // Step 1 of the worked example above with lr 0.1: matrix 1 − 0.1·1.1 = 0.89, bias 1 − 0.1 = 0.9.
+  // Scaled ×3 on the bias only: 1 − 0.3 = 0.7; the matrix is unchanged at 0.89.
+  const optimizer = adamw({
+    b1: 0.9,
+    b2: 0.999,
+    weightDecay: 0.1,
+    learningRateScale: (path) => (path === "b" ? 3 : 1),
+  });
+  const params: ParamTree = { w: np.ones([1, 1]), b: np.ones([1]) };
+  const state = optimizer.init(refTree(params));
+  const grads = { w: np.full([1, 1], 0.5), b: np.full([1], 0.5) };
+  const [updates, next] = optimizer.update(grads, state, refTree(params), np.array(0.1));
+  const v = await values(applyUpdates(params, updates));
+  assert.ok(Math.abs(v.w[0] - 0.89) < 1e-6, `w=${v.w[0]}`);
+  assert.ok(Math.abs(v.b[0] - 0.7) < 1e-6, `b=${v.b[0]}`);
+  disposeTree(next as unknown as ParamTree);
+});
+
 test("clipByGlobalNorm: [3, 4] and [0] have norm 5; clipped to 1 → [0.6, 0.8]; under the limit unchanged", async () => {
   const [clipped, norm] = clipByGlobalNorm({ a: np.array([3, 4]), b: np.array([0]) }, 1);
   const v = await values({ ...(clipped as Record<string, ParamTree>), norm });

@@ -32,6 +32,12 @@ export interface AdamWOptions {
    * LayerNorm parameters do not decay (the nanoGPT convention).
    */
   decayMask?: (path: string, shape: number[]) => boolean;
+  /**
+   * A leaf's learning rate as a multiple of the step's, by path (default 1 everywhere): e.g. a
+   * critic head that must track returns faster than the policy moves. Fixed per leaf, so it
+   * follows the schedule.
+   */
+  learningRateScale?: (path: string, shape: number[]) => number;
 }
 
 export interface GradientTransformation<S> {
@@ -77,6 +83,8 @@ export function adamw(options: AdamWOptions = {}): GradientTransformation<AdamWS
       for (let i = 0; i < g.length; i++) {
         const [path, grad] = g[i];
         const param = p[i][1];
+        const scale = options.learningRateScale?.(path, param.shape) ?? 1;
+        if (!(scale >= 0)) throw new Error(`adamw: learningRateScale of ${path} must be >= 0, got ${scale}`);
         const mNext = m[i][1].mul(b1).add(grad.ref.mul(1 - b1));
         const vNext = v[i][1].mul(b2).add(np.square(grad).mul(1 - b2));
         const mHat = mNext.ref.div(correction1.ref);
@@ -85,7 +93,8 @@ export function adamw(options: AdamWOptions = {}): GradientTransformation<AdamWS
         if (weightDecay !== 0 && decayMask(path, param.shape))
           direction = direction.add(param.mul(weightDecay));
         else param.dispose();
-        updates.push([path, direction.mul(learningRate.ref).neg()]);
+        const step = direction.mul(learningRate.ref);
+        updates.push([path, (scale === 1 ? step : step.mul(scale)).neg()]);
         mu.push([path, mNext]);
         nu.push([path, vNext]);
       }

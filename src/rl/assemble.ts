@@ -18,6 +18,8 @@ export interface AssembleOptions {
   maxLen: number;
   /** Reference log-probs per trajectory, aligned with `flattenTrajectory` (KL penalty). */
   refLogprobs?: readonly ArrayLike<number>[];
+  /** The critic's values when the batch was scored and GAE's returns, per trajectory, aligned the same way (value loss). */
+  critic?: { oldValues: readonly ArrayLike<number>[]; returns: readonly ArrayLike<number>[] };
 }
 
 /** The ids a trajectory's loss is computed on: its flattened tokens cut to the context. */
@@ -27,7 +29,7 @@ export function trainingIds(trajectory: Trajectory, maxLen: number): number[] {
 
 /**
  * One `TokenSequence` per trajectory with extras `oldLogprobs`, `advantages`, `lossScale`,
- * `metricScale` (and `refLogprobs` when given). Throws when a policy token has no recorded log-prob
+ * `metricScale` (and `refLogprobs`, `oldValues` and `returns` when given). Throws when a policy token has no recorded log-prob
  * or lies past the context, or when an advantage row does not line up with the trajectory.
  */
 export function assembleSequences(
@@ -51,6 +53,13 @@ export function assembleSequences(
       throw new Error(
         `assemble: trajectory ${trajectory.id} has ${flat.tokenIds.length} tokens but ${advantages[i].length} advantages`,
       );
+    }
+    for (const [name, rows] of Object.entries(options.critic ?? {})) {
+      if (rows[i].length !== flat.tokenIds.length) {
+        throw new Error(
+          `assemble: trajectory ${trajectory.id} has ${flat.tokenIds.length} tokens but ${rows[i].length} ${name}`,
+        );
+      }
     }
     const length = Math.min(flat.tokenIds.length, options.maxLen);
     for (let t = length; t < flat.tokenIds.length; t++) {
@@ -76,6 +85,10 @@ export function assembleSequences(
       [PPO_EXTRAS.metricScale]: mask.map((m) => (m && policyTokens > 0 ? 1 / policyTokens : 0)),
     };
     if (options.refLogprobs) extra[PPO_EXTRAS.refLogprobs] = masked(options.refLogprobs[i]);
+    if (options.critic) {
+      extra[PPO_EXTRAS.oldValues] = masked(options.critic.oldValues[i]);
+      extra[PPO_EXTRAS.returns] = masked(options.critic.returns[i]);
+    }
     return { ids: flat.tokenIds.slice(0, length), mask, extra };
   });
 }

@@ -9,7 +9,7 @@ test("defaults validate and partial configs merge over them", () => {
   assert.equal(config.estimator, "gigpo");
   assert.equal(config.steps, 5);
   assert.equal(config.clipHigh, 0.28);
-  assert.deepEqual(RL_ESTIMATORS, ["grpo", "dr-grpo", "rloo", "reinforce-pp", "mt-grpo", "gigpo"]);
+  assert.deepEqual(RL_ESTIMATORS, ["grpo", "dr-grpo", "rloo", "reinforce-pp", "mt-grpo", "gigpo", "gae"]);
 });
 
 test("a bad field is named and the valid values are listed", () => {
@@ -25,9 +25,15 @@ test("a bad field is named and the valid values are listed", () => {
   fails(
     { estimator: "ppo" },
     /estimator: unknown estimator "ppo"/,
-    /"grpo", "dr-grpo", "rloo", "reinforce-pp", "mt-grpo", "gigpo"/,
+    /"grpo", "dr-grpo", "rloo", "reinforce-pp", "mt-grpo", "gigpo", "gae"/,
   );
-  fails({ estimator: "gae" }, /estimator: "gae" \(MT-PPO\) needs a value head/);
+  assert.equal(parseRlConfig({ estimator: "gae" }).valueCoef, 0.5);
+  fails(
+    { estimator: "gae", valueCoef: 0 },
+    /valueCoef: estimator "gae" trains a critic: valueCoef must be > 0, got 0/,
+  );
+  fails({ valueClip: 0 }, /valueClip: /);
+  fails({ advantage: { lambda: 2 } }, /advantage.lambda: /);
   fails(
     { reward: "shaped" },
     /reward: unknown reward preset "shaped"; valid: "exact-match", "demyagent", "turn-credit", "turn-credit-noise-aware", "mt-grpo"/,
@@ -78,5 +84,6 @@ test("CLI flags override the config file and are validated", () => {
     () => rlConfigFrom({ runs: "runs", steps: "1.5" }),
     /--steps must be an integer >= 1, got "1.5"/,
   );
-  assert.throws(() => rlConfigFrom({ runs: "runs", estimator: "gae" }), /value head/);
+  assert.equal(rlConfigFrom({ runs: "runs", estimator: "gae" }).estimator, "gae");
+  assert.throws(() => rlConfigFrom({ runs: "runs", estimator: "ppo" }), /unknown estimator "ppo"/);
 });

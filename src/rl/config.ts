@@ -7,28 +7,21 @@ import { z } from "zod";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../reward/index.ts";
 import { NOISE_MODES, validateNoise } from "../tools/noise.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
-import { ADVANTAGE_ESTIMATOR_NAMES, type AdvantageEstimatorName } from "./advantages/index.ts";
+import { ADVANTAGE_ESTIMATOR_NAMES } from "./advantages/index.ts";
 import { AGGREGATION_MODES } from "./aggregation.ts";
 import { KL_ESTIMATORS } from "./loss.ts";
 
-/**
- * Estimators the trainer can run. `gae` (MT-PPO) needs a critic's value per token; this trainer has
- * no value head, so it is left out with a clear error rather than run with made-up values.
- */
-export const RL_ESTIMATORS = ADVANTAGE_ESTIMATOR_NAMES.filter((name) => name !== "gae") as Exclude<
-  AdvantageEstimatorName,
-  "gae"
->[];
+/** Estimators the trainer can run: all of them (`gae`, MT-PPO, adds a value head to the model). */
+export const RL_ESTIMATORS = ADVANTAGE_ESTIMATOR_NAMES;
 
 const quoted = (names: readonly string[]) => names.map((name) => `"${name}"`).join(", ");
 
 const estimator = z.string().superRefine((name, context) => {
   if ((RL_ESTIMATORS as string[]).includes(name)) return;
-  const why =
-    name === "gae"
-      ? `"gae" (MT-PPO) needs a value head, which this trainer does not have`
-      : `unknown estimator "${name}"`;
-  context.addIssue({ code: "custom", message: `${why}; valid: ${quoted(RL_ESTIMATORS)}` });
+  context.addIssue({
+    code: "custom",
+    message: `unknown estimator "${name}"; valid: ${quoted(RL_ESTIMATORS)}`,
+  });
 });
 
 const reward = z.union([z.string(), z.record(z.string(), z.unknown())]).superRefine((value, context) => {
@@ -104,7 +97,7 @@ export const RlConfigSchema = z
     reward,
     /** Advantage estimator (src/rl/advantages/). */
     estimator,
-    /** Estimator options (epsilon, normalization, turnWeight, turnDiscount, stepWeight, gamma); missing ones take ADVANTAGE_DEFAULTS. */
+    /** Estimator options (epsilon, normalization, turnWeight, turnDiscount, stepWeight, gamma, lambda, whiten); missing ones take ADVANTAGE_DEFAULTS. */
     advantage: z
       .object({
         epsilon: z.number().min(0).optional(),
@@ -113,6 +106,8 @@ export const RlConfigSchema = z
         turnDiscount: z.number().min(0).max(1).optional(),
         stepWeight: z.number().optional(),
         gamma: z.number().min(0).max(1).optional(),
+        lambda: z.number().min(0).max(1).optional(),
+        whiten: z.boolean().optional(),
       })
       .strict(),
     /** GiGPO's "same state": the last observation (`observation`) or the whole history (`history`). */
@@ -139,6 +134,19 @@ export const RlConfigSchema = z
     klEstimator: z.enum(KL_ESTIMATORS),
     /** Weight of the entropy bonus (0: off). */
     entropyCoef: z.number().min(0),
+    /** Weight of the critic's clipped value loss (`gae` only; it must be > 0 there, or the critic never learns). */
+    valueCoef: z.number().min(0),
+    /** The value may move this far from its value at sampling time before its loss is clipped (verl's cliprange_value). */
+    valueClip: z.number().positive(),
+    /** Let the value loss train the shared trunk too (default false: only the value head learns from it). */
+    valueGradient: z.boolean(),
+    /**
+     * The value head's learning rate as a multiple of `learningRate`. Adam moves a weight by about
+     * the learning rate per update whatever the gradient, so at the policy's 2e-4 a fresh head's
+     * values would move by ~1e-3 per step, far too slowly to track returns of order 1 (verl also
+     * gives its critic a larger learning rate than the actor).
+     */
+    valueLearningRateScale: z.number().positive(),
     /** Peak learning rate (AdamW). */
     learningRate: z.number().positive().max(1),
     /** Linear warm-up steps, then cosine to `finalLearningRateFraction` of the peak (1: constant). */
@@ -182,6 +190,13 @@ export const RlConfigSchema = z
   })
   .strict()
   .superRefine((config, context) => {
+    if (config.estimator === "gae" && !(config.valueCoef > 0)) {
+      context.addIssue({
+        code: "custom",
+        path: ["valueCoef"],
+        message: `estimator "gae" trains a critic: valueCoef must be > 0, got ${config.valueCoef}`,
+      });
+    }
     if (config.taskIds && config.taskFile) {
       context.addIssue({ code: "custom", path: ["taskFile"], message: "give taskIds or taskFile, not both" });
     }
@@ -215,6 +230,10 @@ export const DEFAULT_RL_CONFIG: RlConfig = {
   klCoef: 0,
   klEstimator: "k3",
   entropyCoef: 0,
+  valueCoef: 0.5,
+  valueClip: 0.5,
+  valueGradient: false,
+  valueLearningRateScale: 10,
   learningRate: 2e-4,
   warmupSteps: 0,
   finalLearningRateFraction: 1,

@@ -9,6 +9,12 @@
  * ones it also keeps a group whose outcomes tie but whose turn rewards (mt-grpo) or per-state
  * step returns (gigpo) differ, which is what those estimators learn from. Groups are judged one at
  * a time so a batch-level normalisation (reinforce-pp's whitening) cannot leak signal between them.
+ *
+ * `gae` needs a critic's values, which are computed only for the kept groups, so it is judged by
+ * gigpo's rule instead: the group's returns differ (its episode totals or its per-state step
+ * returns). A critic could learn something from any group, but then dynamic sampling would keep
+ * everything for gae and nothing comparable for the others; with this rule every estimator keeps
+ * the groups whose rewards say something, and a comparison spends the same rollouts on each.
  */
 import {
   type AdvantageBatch,
@@ -30,9 +36,10 @@ export function groupsWithSignal(
   options: AdvantageOptions = {},
 ): Map<string | number, boolean> {
   const out = new Map<string | number, boolean>();
+  const judge = estimator === "gae" ? "gigpo" : estimator;
   for (const [group, members] of groupIndices(batch.episodes)) {
     const episodes = members.map((i) => batch.episodes[i]);
-    const { advantages } = computeAdvantages(estimator, { episodes }, options);
+    const { advantages } = computeAdvantages(judge, { episodes }, options);
     out.set(
       group,
       advantages.some((row, e) =>

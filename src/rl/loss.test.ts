@@ -235,3 +235,45 @@ test("one update raises the log-probs of positive-advantage tokens and lowers th
   disposeTree(state.opt as never);
   trainer.dispose();
 });
+
+test("ppoLoss: the clipped value loss, worked example on 3 tokens (c = 0.5, c_v = 2)", async () => {
+  // Token 1: V = 1.0, V_old = 0.2, R = 1.0: clip(V) = 0.7, max((0)², (−0.3)²)/2 = 0.045 (clipped).
+  // Token 2: V = 0.4, V_old = 0.2, R = 1.0: inside the range, (−0.6)²/2 = 0.18.
+  // Token 3: V = −0.5, V_old = 0.5, R = 0: clip(V) = 0, max(0.25, 0)/2 = 0.125 (unclipped is larger).
+  // Mean vf 0.35/3 = 0.116667; the loss adds c_v · vf = 0.233333 (A = 0: no policy term).
+  const third = [1 / 3, 1 / 3, 1 / 3];
+  const out = ppoLoss({ valueCoef: 2, valueClip: 0.5 })(
+    { logprobs: np.array([-1, -1, -1]), entropy: np.array([0, 0, 0]), values: np.array([1, 0.4, -0.5]) },
+    {
+      oldLogprobs: np.array([-1, -1, -1]),
+      advantages: np.array([0, 0, 0]),
+      lossScale: np.array(third),
+      metricScale: np.array(third),
+      oldValues: np.array([0.2, 0.2, 0.5]),
+      returns: np.array([1, 1, 0]),
+    },
+  );
+  const perToken = await values(out.loss);
+  for (const [i, expected] of [0.045, 0.18, 0.125].entries())
+    near(perToken[i] * 3, 2 * expected, 1e-5, `token ${i}`);
+  const metric = async (name: string) => (await values(out.metrics![name])).reduce((a, b) => a + b, 0);
+  near(await metric("value/loss"), 0.35 / 3, 1e-6, "value/loss");
+  near(await metric("value/clip_fraction"), 1 / 3, 1e-6, "value/clip_fraction");
+  near(await metric("value/mean"), (1 + 0.4 - 0.5) / 3, 1e-6, "value/mean");
+  for (const name of Object.keys(out.metrics!).filter((name) => !name.startsWith("value/")))
+    out.metrics![name].dispose();
+  // Without a critic the value extras are not needed; with one they are.
+  assert.throws(
+    () =>
+      ppoLoss({ valueCoef: 1 })(
+        { logprobs: np.array([0]), entropy: np.array([0]) },
+        {
+          oldLogprobs: np.array([0]),
+          advantages: np.array([0]),
+          lossScale: np.array([1]),
+          metricScale: np.array([1]),
+        },
+      ),
+    /valueCoef > 0 needs stats.values/,
+  );
+});

@@ -68,4 +68,22 @@ test("rollout metrics: reward by hops, pass@1, tool error rates by status, retri
   assert.equal(metrics["rollout/retry_after_error_rate"], 0.5);
   assert.equal(metrics["rollout/format_failures"], 0.25);
   assert.equal(metrics["rollout/end_answer"], 1);
+  // No turn rewards recorded: the return is the outcome.
+  assert.equal(metrics["return/std_hops_1"], 0.5);
+  assert.ok(Math.abs(metrics["return/mean"] - 0.4) < 1e-12);
+});
+
+test("rollout metrics: the return adds the turn rewards (neutral turns count 0)", () => {
+  const tasks: Record<string, Task> = { a: { id: "a", question: "", answer: "", family: "f", hops: 3 } };
+  const rewarded = (reward: number, totals: (number | null)[]) =>
+    episode(
+      "a",
+      reward,
+      totals.map((total, i) => ({ ...turn(i, "ok"), rewards: { total } })),
+    );
+  // Returns 1 + 0.5 + 0.25 = 1.75 and 0 + 0 (null) + 0.25 = 0.25: mean 1, population std 0.75.
+  const metrics = rolloutMetrics([rewarded(1, [0.5, 0.25]), rewarded(0, [null, 0.25])], (id) => tasks[id]);
+  assert.ok(Math.abs(metrics["return/mean_hops_3"] - 1) < 1e-12);
+  assert.ok(Math.abs(metrics["return/std_hops_3"] - 0.75) < 1e-12);
+  assert.equal(metrics["reward/mean_hops_3"], 0.5);
 });

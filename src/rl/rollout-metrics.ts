@@ -4,6 +4,10 @@
  *
  *   reward/mean, reward/std                 outcome reward over the scored episodes (population std)
  *   reward/mean_hops_<h>, reward/std_hops_<h>   the same per chain length (task hops)
+ *   return/mean, return/std, return/mean_hops_<h>, return/std_hops_<h>
+ *                                           the episode's return, outcome + Σ turn rewards (the
+ *                                           `total` withRewards writes; neutral turns count 0), over
+ *                                           the scored episodes: what turn-level estimators optimise
  *   rollout/pass@1                          fraction of episodes answered correctly
  *   rollout/episodes, rollout/turns_per_episode, rollout/policy_tokens_per_episode
  *   rollout/tool_calls_per_episode
@@ -15,6 +19,7 @@
  *   rollout/end_<reason>                    share of episodes that ended that way
  */
 import { rolloutStats } from "../eval/rollout-stats.ts";
+import { TURN_REWARD_TOTAL } from "../reward/index.ts";
 import type { Task } from "../types/task.ts";
 import { TOOL_STATUSES } from "../types/tool.ts";
 import type { Trajectory } from "../types/trajectory.ts";
@@ -46,6 +51,23 @@ export function rolloutMetrics(
   for (const [hops, values] of [...byHops].sort((a, b) => a[0] - b[0])) {
     metrics[`reward/mean_hops_${hops}`] = moments(values).mean;
     metrics[`reward/std_hops_${hops}`] = populationStd(values);
+  }
+  const returns = scored.map(
+    (trajectory) =>
+      (trajectory.outcomeReward as number) +
+      trajectory.turns.reduce((sum, turn) => sum + (turn.rewards[TURN_REWARD_TOTAL] ?? 0), 0),
+  );
+  metrics["return/mean"] = moments(returns).mean;
+  metrics["return/std"] = populationStd(returns);
+  const returnsByHops = new Map<number, number[]>();
+  scored.forEach((trajectory, i) => {
+    const hops = taskOf(trajectory.taskId)?.hops;
+    if (hops === undefined) return;
+    returnsByHops.set(hops, [...(returnsByHops.get(hops) ?? []), returns[i]]);
+  });
+  for (const [hops, values] of [...returnsByHops].sort((a, b) => a[0] - b[0])) {
+    metrics[`return/mean_hops_${hops}`] = moments(values).mean;
+    metrics[`return/std_hops_${hops}`] = populationStd(values);
   }
   const stats = rolloutStats(trajectories);
   metrics["rollout/episodes"] = stats.episodes;

@@ -278,3 +278,67 @@ test("several PPO epochs and mini-batches, with a KL penalty to the frozen base"
   assert.ok(Number.isFinite(at("loss/total")));
   store.close();
 });
+
+test("MT-PPO (estimator gae) end to end: the base gets a value head, the critic trains and resumes", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-rl-gae-"));
+  // DemyAgent's reward: a random tiny model never answers right, so every return is −1 + 0.1·calls,
+  // far from the fresh head's 0: the critic has something to learn.
+  const config = tinyRlConfig(await saveTinyBase(8, root), {
+    steps: 2,
+    estimator: "gae",
+    reward: "demyagent",
+    ppoEpochs: 2,
+    miniBatches: 2,
+    valueCoef: 0.5,
+    checkpointEvery: 1,
+    keepCheckpoints: 0,
+  });
+  assert.equal((await loadModelCheckpoint(config.base)).params.value, undefined, "the base has no head");
+  const { directory, store, run } = createRunDirectory({ kind: "rl", root, config, id: "gae" });
+  const result = await trainRl({ config, runDir: directory, store, runId: run.id });
+  for (const step of [1, 2]) {
+    for (const key of [
+      "value/loss",
+      "value/explained_variance",
+      "value/mean",
+      "value/return_mean",
+      "loss/total",
+    ]) {
+      const value = metricAt(store, run.id, key, step);
+      assert.ok(value !== undefined && Number.isFinite(value), `${key} at step ${step}: ${value}`);
+    }
+  }
+  assert.ok(metricAt(store, run.id, "value/return_mean", 1)! < -0.5, "wrong answers: returns near −1");
+  // The head moved toward the negative returns between step 1 and step 2 (V_old of step 2 is lower).
+  assert.ok(
+    metricAt(store, run.id, "value/mean", 2)! < metricAt(store, run.id, "value/mean", 1)!,
+    `value/mean ${metricAt(store, run.id, "value/mean", 1)} → ${metricAt(store, run.id, "value/mean", 2)}`,
+  );
+  // The step-1 checkpoint carries the head and its optimizer moments; the final model the head.
+  const checkpoint = await loadModelCheckpoint(join(directory, "checkpoints", "step-000001"));
+  assert.ok(checkpoint.params.value && checkpoint.training);
+  const opt = await treeToHost(checkpoint.training.opt as never);
+  assert.ok(
+    opt["mu.value.w"].data.some((v) => v !== 0),
+    "Adam moments of the head are saved",
+  );
+  const final = await hostParams(result.modelDir);
+  assert.ok(
+    final.get("value.w")!.some((v) => v !== 0),
+    "the final model's head was trained",
+  );
+  disposeTree(checkpoint.params);
+  disposeTree(checkpoint.training.opt as never);
+  // Resume from the step-2 checkpoint for a third step: the head comes back from the checkpoint.
+  const resumed = await trainRl({ config: { ...config, steps: 3 }, runDir: directory, store, runId: run.id });
+  assert.equal(resumed.startStep, 2);
+
+  assert.ok(Number.isFinite(metricAt(store, run.id, "value/loss", 3)!));
+  // The values keep falling from where step 2 left them (a fresh zero head would start over near
+  // step 1's value/mean, above step 2's).
+  assert.ok(
+    metricAt(store, run.id, "value/mean", 3)! < metricAt(store, run.id, "value/mean", 2)!,
+    "the resumed head is the trained one, not a fresh zero head",
+  );
+  store.close();
+});

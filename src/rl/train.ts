@@ -35,7 +35,15 @@
  * `eval/sharpening` and `eval/sharpening_since_start`. Each episode is stored with its step and
  * `info.rl = { step, round, kept }` (kept: the update used it).
  *
- * No value head: MT-PPO (`gae`) is not offered by this trainer (config.ts says so).
+ * MT-PPO (`gae`): the model gets a scalar value head (model.ts `ValueHeadParams`; zeros when the
+ * starting checkpoint has none, saved and resumed with the params). Before each update the kept
+ * episodes are scored once for their values V_old (score.ts, the same pass that could give
+ * log-probs); GAE (advantages/gae.ts) puts each turn's reward on that turn's last policy token and
+ * the outcome on the last one, runs over policy tokens only, and gives advantages and returns; the
+ * loss adds `valueCoef` × PPO's clipped value loss (loss.ts) against those returns, with the
+ * gradient stopped at the head unless `valueGradient`, and the head's learning rate is `valueLearningRateScale` × the policy's. Metrics add `value/loss`,
+ * `value/clip_fraction`, `value/mean` (from the loss) and `value/explained_variance`
+ * (1 − Var(R − V_old)/Var(R) over the update's policy tokens) and `value/return_mean`.
  */
 import { join, relative } from "node:path";
 import { createRng, mixSeeds } from "../core/random.ts";
@@ -47,10 +55,11 @@ import { disposeTree, refTree } from "../engine/tree.ts";
 import { DEFAULT_BUDGETS, type EpisodeSpec, runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
 import { loadModelCheckpoint, saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
+import type { GptConfig } from "../policy/embedded/config.ts";
 import { EmbeddedPolicy } from "../policy/embedded/embedded-policy.ts";
 import { makeTokenBatches, type TokenBatch, type TokenSequence } from "../policy/embedded/index.ts";
 import { tokenLoss } from "../policy/embedded/losses.ts";
-import type { GptParams } from "../policy/embedded/model.ts";
+import { type GptParams, initValueHead } from "../policy/embedded/model.ts";
 import { scoreTokens } from "../policy/embedded/score.ts";
 import { type RewardSpec, withRewards } from "../reward/index.ts";
 import type { Store } from "../store/index.ts";
@@ -93,6 +102,8 @@ export interface RlUpdateBatch {
   advantages: Float32Array[];
   /** Per trajectory, reference log-probs per flattened token (KL only). */
   refLogprobs?: Float32Array[];
+  /** Per trajectory, the critic's values at scoring time and GAE's returns per flattened token (gae only). */
+  critic?: { oldValues: Float32Array[]; returns: Float32Array[] };
 }
 
 export interface RlProgress {
@@ -177,6 +188,58 @@ function microBatches(sequences: TokenSequence[], maxLen: number, microBatchToke
   });
 }
 
+/** The value head's values of each trajectory's tokens, padded to the flattened length (0 past the context). */
+async function criticValues(
+  params: GptParams,
+  config: GptConfig,
+  trajectories: readonly Trajectory[],
+  temperature: number,
+): Promise<Float32Array[]> {
+  const scored = await scoreTokens(
+    params,
+    config,
+    trajectories.map((trajectory) => trainingIds(trajectory, config.maxLen)),
+    { temperature, values: true },
+  );
+  return trajectories.map((trajectory, i) => {
+    const row = new Float32Array(flattenTrajectory(trajectory).tokenIds.length);
+    row.set(scored.values![i]);
+    return row;
+  });
+}
+
+/**
+ * Critic metrics over the update's policy tokens: `value/explained_variance` = 1 − Var(R − V)/Var(R)
+ * (1: the values predict the returns; 0: no better than their mean; negative: worse) and
+ * `value/return_mean`. Unscorable episodes (returns = values) are left out.
+ */
+export function valueMetrics(
+  trajectories: readonly Trajectory[],
+  values: readonly ArrayLike<number>[],
+  returns: readonly ArrayLike<number>[],
+): Record<string, number> {
+  const targets: number[] = [];
+  const residuals: number[] = [];
+  trajectories.forEach((trajectory, i) => {
+    if (trajectory.outcomeReward === null) return;
+    const mask = flattenTrajectory(trajectory).lossMask;
+    for (let t = 0; t < mask.length; t++) {
+      if (!mask[t]) continue;
+      targets.push(returns[i][t]);
+      residuals.push(returns[i][t] - values[i][t]);
+    }
+  });
+  const variance = (xs: number[]) => {
+    const m = mean(xs);
+    return mean(xs.map((x) => (x - m) ** 2));
+  };
+  const returnVariance = variance(targets);
+  return {
+    "value/explained_variance": returnVariance > 0 ? 1 - variance(residuals) / returnVariance : 0,
+    "value/return_mean": mean(targets),
+  };
+}
+
 function mean(values: readonly number[]): number {
   return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
 }
@@ -198,6 +261,8 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
   const loaded = await loadModelCheckpoint(latest ? join(options.runDir, latest.path) : config.base);
   const model = { config: loaded.config, tokenizer: loaded.tokenizer };
   const maxLen = model.config.maxLen;
+  const critic = config.estimator === "gae";
+  if (critic && !loaded.params.value) loaded.params.value = initValueHead(model.config);
   const trainer = createTrainer<GptParams, TokenBatch>({
     loss: tokenLoss(
       model.config,
@@ -207,10 +272,15 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
         klCoef: config.klCoef,
         klEstimator: config.klEstimator,
         entropyCoef: config.entropyCoef,
+        valueCoef: critic ? config.valueCoef : 0,
+        valueClip: config.valueClip,
       }),
-      { temperature: config.temperature, entropy: true },
+      { temperature: config.temperature, entropy: true, values: critic, valueGradient: config.valueGradient },
     ),
-    optimizer: adamw({ weightDecay: config.weightDecay }),
+    optimizer: adamw({
+      weightDecay: config.weightDecay,
+      learningRateScale: (path) => (path.startsWith("value.") ? config.valueLearningRateScale : 1),
+    }),
     maxGradNorm: config.maxGradNorm,
   });
   let state: State;
@@ -398,14 +468,22 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     if (trajectories.length === 0) {
       skippedReason = "no-signal";
     } else {
-      const advantageBatch = toAdvantageBatch(trajectories, { anchors: config.anchors });
+      // The critic's values of the kept episodes (GAE only), padded to the flattened length.
+      const oldValues = critic
+        ? await criticValues(state.params, model.config, trajectories, config.temperature)
+        : undefined;
+      const advantageBatch = toAdvantageBatch(trajectories, { anchors: config.anchors, values: oldValues });
       const result = computeAdvantages(config.estimator, advantageBatch, advantageOptions(config));
+      if (oldValues && result.returns) {
+        Object.assign(metrics, valueMetrics(trajectories, oldValues, result.returns));
+      }
       const { "rollout/zero_variance_group_fraction": _kept, ...advantageStats } = advantageMetrics(
         advantageBatch,
         result,
       );
       Object.assign(metrics, advantageStats);
       const update: RlUpdateBatch = { step, trajectories, advantages: result.advantages };
+      if (oldValues && result.returns) update.critic = { oldValues, returns: result.returns };
       if (reference) {
         const scored = await scoreTokens(
           reference,
@@ -445,6 +523,14 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
               normLength,
               maxLen,
               ...(update.refLogprobs ? { refLogprobs: chunk.map((i) => update.refLogprobs![i]) } : {}),
+              ...(update.critic
+                ? {
+                    critic: {
+                      oldValues: chunk.map((i) => update.critic!.oldValues[i]),
+                      returns: chunk.map((i) => update.critic!.returns[i]),
+                    },
+                  }
+                : {}),
             },
           );
           const [next, out] = await trainer.step(

@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { CheckpointError, saveCheckpoint } from "../../engine/checkpoint.ts";
 import { keyFromSeed, keyFromWords, keyToWords } from "../../engine/init.ts";
+import { np } from "../../engine/jax.ts";
 import { createTrainer } from "../../engine/train.ts";
 import { disposeTree, type HostTensor, treeToHost } from "../../engine/tree.ts";
 import { makeTokenBatches } from "./batch.ts";
 import { loadModelCheckpoint, saveModelCheckpoint } from "./checkpoint.ts";
 import type { GptConfig } from "./config.ts";
-import { crossEntropy, tokenLoss } from "./losses.ts";
-import { initGpt } from "./model.ts";
+import { crossEntropy, type TokenBatch, tokenLoss } from "./losses.ts";
+import { type GptParams, initGpt, initValueHead, tokenStats, withoutValueHead } from "./model.ts";
 import { createWordTokenizer } from "./tokenizer.ts";
 
 const root = await mkdtemp(join(tmpdir(), "agentrl-ckpt-"));
@@ -134,4 +135,56 @@ test("corrupted, truncated, missing or mismatched files are rejected with the fi
   });
   await expectError(/"wte" has shape \[3,8\]/);
   disposeTree(params);
+});
+
+test("the optional value head round-trips with its optimizer state; a checkpoint without one loads without", async () => {
+  // A value-head model trained two steps so the head and its Adam moments are not zero.
+  const trainer = createTrainer({
+    loss: (params: GptParams, batch: TokenBatch) => {
+      const stats = tokenStats(params, batch.ids, config, { values: true, valueGradient: true });
+      stats.logprobs.dispose();
+      return { loss: np.square(stats.values!.sub(1)).mul(batch.weights).sum(), metrics: {} };
+    },
+  });
+  let state = trainer.init({ ...initGpt(config, keyFromSeed(2)), value: initValueHead(config) });
+  for (let i = 0; i < 2; i++)
+    [state] = await trainer.step(state, makeTokenBatches(sequences, { maxLen: 16 }), 1e-2);
+  const dir = join(root, "value-head");
+  await saveModelCheckpoint(dir, {
+    config,
+    tokenizer,
+    params: state.params,
+    training: { step: state.step, opt: state.opt },
+  });
+  const loaded = await loadModelCheckpoint(dir);
+  assert.ok(loaded.params.value, "the value head is loaded");
+  const saved = await treeToHost(state.params);
+  assert.ok(
+    saved["value.w"].data.some((v) => v !== 0),
+    "the head was trained",
+  );
+  assertSameTensors(saved, await treeToHost(loaded.params));
+  assertSameTensors(await treeToHost(state.opt as never), await treeToHost(loaded.training!.opt as never));
+  // A wrong head shape is refused like any other tensor.
+  const bad = join(root, "value-head-bad");
+  await saveModelCheckpoint(bad, {
+    config,
+    tokenizer,
+    params: { ...state.params, value: { w: np.zeros([config.dModel + 1]), b: np.zeros([1]) } },
+  });
+  await assert.rejects(loadModelCheckpoint(bad), /tensor "value.w" has shape \[9\], expected \[8\]/);
+  // Without a head: no `value` in the params (a shipped base).
+  const plain = join(root, "value-head-none");
+  await saveModelCheckpoint(plain, { config, tokenizer, params: withoutValueHead(state.params) });
+  const base = await loadModelCheckpoint(plain);
+  assert.equal(base.params.value, undefined);
+  for (const tree of [
+    state.params,
+    state.opt as never,
+    loaded.params,
+    loaded.training!.opt as never,
+    base.params,
+  ])
+    disposeTree(tree);
+  trainer.dispose();
 });

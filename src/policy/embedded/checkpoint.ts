@@ -3,7 +3,8 @@
  * (optimizer.safetensors), and a manifest with the model config, the tokenizer's full token list
  * and the training state (step, PRNG key words, free-form trainer state such as a data cursor),
  * all covered by SHA-256 sums (src/engine/checkpoint.ts). Loading checks every tensor's shape
- * against the config, so a checkpoint either loads exactly or fails with a clear error.
+ * against the config, so a checkpoint either loads exactly or fails with a clear error. The value
+ * head (`params.value`) is optional: saved when present, loaded when the file has it.
  */
 import { CheckpointError, type JsonValue, loadCheckpoint, saveCheckpoint } from "../../engine/checkpoint.ts";
 import type { AdamWState } from "../../engine/optim.ts";
@@ -61,6 +62,11 @@ export async function saveModelCheckpoint(dir: string, checkpoint: ModelCheckpoi
   await saveCheckpoint(dir, { manifest, tensors });
 }
 
+/** Shapes of the optional value head's tensors (model.ts `ValueHeadParams`). */
+export function valueHeadShapes(config: GptConfig): Record<string, number[]> {
+  return { "value.w": [config.dModel], "value.b": [1] };
+}
+
 function checkShapes(
   dir: string,
   file: string,
@@ -105,6 +111,9 @@ export async function loadModelCheckpoint(dir: string): Promise<ModelCheckpoint>
   }
   const shapes = gptParamShapes(config);
   if (!tensors.model) throw new CheckpointError(`checkpoint ${dir}: no model.safetensors`);
+  // The value head is optional (RL with a critic adds it); when present it is checked like the rest.
+  if ("value.w" in tensors.model || "value.b" in tensors.model)
+    Object.assign(shapes, valueHeadShapes(config));
   checkShapes(dir, "model.safetensors", tensors.model, shapes);
   const result: ModelCheckpoint = {
     config,

@@ -26,7 +26,7 @@ import {
   type KvCache,
   type RecentKv,
 } from "./kv-cache.ts";
-import type { GptParams } from "./model.ts";
+import { type GptParams, withoutValueHead } from "./model.ts";
 import { type SamplingOptions, sampleToken, validateSampling } from "./sampler.ts";
 
 export interface GenerateRequest {
@@ -106,7 +106,7 @@ export class DecodeSession {
     this.config = config;
     this.prefillChunk = options.prefillChunk ?? 16;
     this.recentSlots = options.recentSlots ?? 16;
-    this.#params = refTree(params);
+    this.#params = refTree(withoutValueHead(params)); // sampling never reads a value head
     const dtype = params.wte.dtype as "float32" | "float64";
     this.#cache = createKvCache(config, this.rows, dtype);
     this.#recent = createRecentKv(config, this.rows, this.recentSlots, dtype);

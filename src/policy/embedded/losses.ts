@@ -34,6 +34,10 @@ export interface TokenLossOptions {
   temperature?: number;
   /** Compute per-token entropies (`stats.entropy`); costs one more [B,T,V] pass. */
   entropy?: boolean;
+  /** Compute the value head's per-token values (`stats.values`; needs `params.value`). */
+  values?: boolean;
+  /** Let the value loss's gradient reach the trunk (default false: it stops at the value head). */
+  valueGradient?: boolean;
 }
 
 /** Turns a per-token loss into a `LossFn` over (GptParams, TokenBatch) for `createTrainer`. */
@@ -60,5 +64,6 @@ export function tokenLoss(
 export const crossEntropy: PerTokenLoss = (stats, extra) => {
   for (const array of Object.values(extra)) array.dispose();
   stats.entropy?.dispose();
+  stats.values?.dispose();
   return { loss: stats.logprobs.neg() };
 };

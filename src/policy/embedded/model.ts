@@ -12,8 +12,11 @@
  */
 
 import { normalInit, splitKey } from "../../engine/init.ts";
-import { type JaxArray, nn, np, dtype as toDType } from "../../engine/jax.ts";
+import { type JaxArray, jax, nn, np, dtype as toDType } from "../../engine/jax.ts";
 import type { GptConfig } from "./config.ts";
+
+const lax = jax.lax;
+
 import { validateGptConfig } from "./config.ts";
 
 export type LayerNormParams = { scale: JaxArray; bias: JaxArray };
@@ -32,6 +35,14 @@ export type BlockParams = {
   b2: JaxArray;
 };
 
+/** The scalar value head (a critic for PPO with GAE): V = h·w + b on the final hidden state h. */
+export type ValueHeadParams = {
+  /** [D] */
+  w: JaxArray;
+  /** [1] */
+  b: JaxArray;
+};
+
 export type GptParams = {
   /** [V, D] token embedding, also the output head (tied). */
   wte: JaxArray;
@@ -39,6 +50,11 @@ export type GptParams = {
   wpe: JaxArray;
   blocks: BlockParams[];
   lnf: LayerNormParams;
+  /**
+   * Optional value head. Absent in pretrained and SFT models; RL with a critic (`gae`) adds it at
+   * its start (`initValueHead`), and checkpoints save and load it with the rest.
+   */
+  value?: ValueHeadParams;
 };
 
 export type ParamDType = "float32" | "float64";
@@ -77,6 +93,27 @@ export function initGpt(config: GptConfig, key: JaxArray, dtype: ParamDType = "f
     blocks,
     lnf: layerNorm(),
   };
+}
+
+/**
+ * A fresh value head: all zeros, so every value starts at 0 (no prior about returns) and the
+ * policy's behaviour is untouched by adding it.
+ */
+export function initValueHead(config: GptConfig, dtype: ParamDType = "float32"): ValueHeadParams {
+  return {
+    w: np.zeros([config.dModel], { dtype: toDType(dtype) }),
+    b: np.zeros([1], { dtype: toDType(dtype) }),
+  };
+}
+
+/**
+ * The params without the value head: the same arrays (no reference taken), for code that only
+ * samples or scores tokens and consumes whatever tree it is given.
+ */
+export function withoutValueHead(params: GptParams): GptParams {
+  if (!params.value) return params;
+  const { value: _value, ...policy } = params;
+  return policy;
 }
 
 /** LayerNorm over the last axis (two-pass variance, eps 1e-5 as in PyTorch). */
@@ -216,39 +253,65 @@ export type TokenStats = {
   logprobs: JaxArray;
   /** [B, T]: entropy of the distribution that predicted token t; 0 at t = 0. Null unless asked. */
   entropy: JaxArray | null;
+  /**
+   * [B, T]: the value head's V at the state before token t (read from the hidden state that
+   * predicts token t, as verl aligns a critic with the log-probs); 0 at t = 0. Null unless asked.
+   */
+  values?: JaxArray | null;
 };
 
 /**
  * Log-probability of each token given its prefix (and optionally the predicting distribution's
- * entropy), aligned with `ids` [B, T]: column 0 has no prediction and is 0. Logits are divided by
- * `temperature` first. Differentiable and jit-safe (one-hot products, no gather) unless `gather`
- * is set (inference only: `take` lookups, a little faster). Consumes params and ids.
+ * entropy and the value head's values), aligned with `ids` [B, T]: column 0 has no prediction and
+ * is 0. Logits are divided by `temperature` first. Differentiable and jit-safe (one-hot products,
+ * no gather) unless `gather` is set (inference only: `take` lookups, a little faster).
+ * `values` needs `params.value`; `valueGradient: false` (default) stops the value loss's gradient
+ * at the head, so the critic reads the policy's features without reshaping them. Consumes params
+ * and ids.
  */
 export function tokenStats(
   params: GptParams,
   ids: JaxArray,
   config: GptConfig,
-  options: { temperature?: number; entropy?: boolean; gather?: boolean } = {},
+  options: {
+    temperature?: number;
+    entropy?: boolean;
+    gather?: boolean;
+    values?: boolean;
+    valueGradient?: boolean;
+  } = {},
 ): TokenStats {
   const [, T] = ids.shape;
   const dtype = params.wte.dtype as ParamDType;
   const temperature = options.temperature ?? 1;
-  const wte = params.wte.ref;
+  const head = params.value;
+  if (options.values && !head) throw new Error("tokenStats: values need a value head (params.value)");
+  const policy = withoutValueHead(params);
+  const wte = policy.wte.ref;
   // Logits at every position (slicing off the last one before the head would feed a strided view
   // into the matmul, which jax-js then runs ~30x slower); position t predicts token t+1.
-  let logits = headLogits(gptHidden(params, ids.ref, config, { gather: options.gather }), wte); // [B,T,V]
-  if (temperature !== 1) logits = logits.div(temperature);
-  const logp = nn.logSoftmax(logits, -1); // [B,T,V]
-  const next = np.pad(ids.slice([], [1, T]), [
-    [0, 0],
-    [0, 1],
-  ]); // [B,T]: token t+1, 0 after the end
+  const hidden = gptHidden(policy, ids.ref, config, { gather: options.gather }); // [B,T,D]
   // Shift predictions right so index t holds the prediction of token t (index 0: none → 0).
   const alignToIds = (x: JaxArray) =>
     np.pad(x.slice([], [0, T - 1]), [
       [0, 0],
       [1, 0],
     ]); // [B,T]
+  let values: JaxArray | null = null;
+  if (options.values && head) {
+    const features = options.valueGradient ? hidden.ref : lax.stopGradient(hidden.ref);
+    values = alignToIds(features.mul(head.w).sum(-1).add(head.b)); // [B,T]
+  } else if (head) {
+    head.w.dispose();
+    head.b.dispose();
+  }
+  let logits = headLogits(hidden, wte); // [B,T,V]
+  if (temperature !== 1) logits = logits.div(temperature);
+  const logp = nn.logSoftmax(logits, -1); // [B,T,V]
+  const next = np.pad(ids.slice([], [1, T]), [
+    [0, 0],
+    [0, 1],
+  ]); // [B,T]: token t+1, 0 after the end
   let entropy: JaxArray | null = null;
   if (options.entropy) {
     entropy = alignToIds(np.exp(logp.ref).mul(logp.ref).sum(-1).neg());
@@ -257,5 +320,5 @@ export function tokenStats(
     ? np.takeAlongAxis(logp, next.reshape([-1, T, 1]), -1).reshape([-1, T])
     : logp.mul(oneHot(next, config.vocabSize, dtype)).sum(-1); // [B,T]
   const logprobs = alignToIds(picked);
-  return { logprobs, entropy };
+  return { logprobs, entropy, values };
 }

@@ -8,13 +8,15 @@ import { type JaxArray, jax, np } from "../../engine/jax.ts";
 import { refTree } from "../../engine/tree.ts";
 import { bucketLength } from "./batch.ts";
 import type { GptConfig } from "./config.ts";
-import { type GptParams, tokenStats } from "./model.ts";
+import { type GptParams, tokenStats, withoutValueHead } from "./model.ts";
 
 export interface ScoreOptions {
   /** Logits are divided by it (use the sampling temperature to get the sampling log-probs). */
   temperature?: number;
   /** Also return the entropy of each predicting distribution. */
   entropy?: boolean;
+  /** Also return the value head's value of each token's state (needs `params.value`). */
+  values?: boolean;
   /** Rows per compiled call (default: as many as fit in 8192 tokens, at most 64). */
   rows?: number;
 }
@@ -24,19 +26,21 @@ export interface ScoreResult {
   logprobs: Float32Array[];
   /** Same alignment; null unless asked for. */
   entropy: Float32Array[] | null;
+  /** Same alignment: values[i][t] = V(state before token t) (model.ts `tokenStats`); null unless asked for. */
+  values: Float32Array[] | null;
 }
 
-type Scorer = { run: (params: GptParams, ids: JaxArray) => [JaxArray, JaxArray?]; site: ExecutionSite };
+type Scorer = { run: (params: GptParams, ids: JaxArray) => JaxArray[]; site: ExecutionSite };
 const scorers = new Map<string, Scorer>();
 
-function scorerFor(config: GptConfig, temperature: number, entropy: boolean): Scorer {
-  const key = JSON.stringify([config, temperature, entropy]);
+function scorerFor(config: GptConfig, temperature: number, entropy: boolean, values: boolean): Scorer {
+  const key = JSON.stringify([config, temperature, entropy, values]);
   let scorer = scorers.get(key);
   if (!scorer) {
     const run = jax.jit((params: GptParams, ids: JaxArray) => {
-      const stats = tokenStats(params, ids, config, { temperature, entropy, gather: true });
-      // jit outputs must be arrays (no null).
-      return (stats.entropy ? [stats.logprobs, stats.entropy] : [stats.logprobs]) as never;
+      const stats = tokenStats(params, ids, config, { temperature, entropy, values, gather: true });
+      // jit outputs must be arrays (no null): logprobs, then entropy and values when asked for.
+      return [stats.logprobs, stats.entropy, stats.values].filter((x) => x) as never;
     }) as unknown as Scorer["run"];
     scorer = { run, site: new ExecutionSite(`score-${scorers.size}`) };
     scorers.set(key, scorer);
@@ -54,31 +58,35 @@ export async function scoreTokens(
   const temperature = options.temperature ?? 1;
   if (!(temperature > 0)) throw new Error(`scoreTokens: temperature must be > 0, got ${temperature}`);
   const wantEntropy = options.entropy ?? false;
-  const result: ScoreResult = { logprobs: [], entropy: wantEntropy ? [] : null };
+  const wantValues = options.values ?? false;
+  if (wantValues && !params.value) throw new Error("scoreTokens: values need a value head (params.value)");
+  const result: ScoreResult = {
+    logprobs: [],
+    entropy: wantEntropy ? [] : null,
+    values: wantValues ? [] : null,
+  };
   if (sequences.length === 0) return result;
   const longest = Math.max(1, ...sequences.map((s) => s.length));
   if (longest > config.maxLen)
     throw new Error(`scoreTokens: a sequence has ${longest} tokens, maxLen is ${config.maxLen}`);
   const T = bucketLength(longest, config.maxLen);
   const rows = options.rows ?? Math.max(1, Math.min(64, Math.floor(8192 / T)));
-  const scorer = scorerFor(config, temperature, wantEntropy);
+  const scorer = scorerFor(config, temperature, wantEntropy, wantValues);
+  const scored = wantValues ? params : withoutValueHead(params);
   for (let start = 0; start < sequences.length; start += rows) {
     const group = sequences.slice(start, start + rows);
     const ids = new Int32Array(rows * T);
     for (const [row, sequence] of group.entries()) ids.set(sequence, row * T);
     const mode = scorer.site.begin();
-    const [logprobs, entropy] = scorer.run(
-      refTree(params),
-      np.array(ids, { shape: [rows, T], dtype: np.int32 }),
-    );
-    const [lp, en = null] = (await readArrays(
-      entropy ? [logprobs, entropy] : [logprobs],
-      mode,
-    )) as Float32Array[];
+    const outputs = scorer.run(refTree(scored), np.array(ids, { shape: [rows, T], dtype: np.int32 }));
+    const read = (await readArrays(outputs, mode)) as Float32Array[];
     scorer.site.end();
+    const [lp, en, va] = [read[0], wantEntropy ? read[1] : null, wantValues ? read.at(-1)! : null];
     group.forEach((sequence, row) => {
-      result.logprobs.push(lp.slice(row * T, row * T + sequence.length));
-      if (en) result.entropy!.push(en.slice(row * T, row * T + sequence.length));
+      const cut = (values: Float32Array) => values.slice(row * T, row * T + sequence.length);
+      result.logprobs.push(cut(lp));
+      if (en) result.entropy!.push(cut(en));
+      if (va) result.values!.push(cut(va));
     });
   }
   return result;
