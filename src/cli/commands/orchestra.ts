@@ -9,10 +9,11 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { evaluateOrchestrator } from "../../orchestra/evaluate.ts";
+import { runOrchestraExperiment, writeOrchestraReport } from "../../orchestra/experiment.ts";
 import { generateOrchestraTasks, orchestraMetadata, validateAxisValue } from "../../orchestra/generate.ts";
 import { AXES } from "../../orchestra/graph.ts";
 import { pretrainOrchestrator, writeOrchestratorCard } from "../../orchestra/pretrain.ts";
-import { COMPETENCE_LEVELS } from "../../orchestra/sub-agents.ts";
+import { COMPETENCE_LEVELS, type CompetenceLevel } from "../../orchestra/sub-agents.ts";
 import {
   type OrchestraTrainConfig,
   parseOrchestraTrainConfig,
@@ -266,6 +267,71 @@ export function register(program: Command): void {
           interrupt.dispose();
           store.close();
         }
+      },
+    );
+
+  orchestra
+    .command("report")
+    .description(
+      "evaluate orchestrators against the single agent and fixed strategies per axis; write HTML + JSON",
+    )
+    .option(
+      "--policy <list>",
+      "embedded orchestrators as name=dir, comma-separated (e.g. base=models/orchestrator-base,grpo=models/orchestrator-grpo)",
+      "",
+    )
+    .option("--axes <list>", `comma-separated axes (${AXES.join(", ")})`, AXES.join(","))
+    .option("--values <list>", "comma-separated axis values", "2,3,4")
+    .option("--tasks <n>", "test tasks per axis and value", "40")
+    .option(
+      "--competence <list>",
+      `sub-agent competences (${Object.keys(COMPETENCE_LEVELS).join(", ")})`,
+      "weak,strong",
+    )
+    .option("--temperature <t>", "sampling temperature of the embedded orchestrators (0: greedy)", "0")
+    .option("--seed <n>", "seed of the test tasks and episodes", "1")
+    .option("--out <dir>", "folder for orchestra.html and orchestra.json", "runs/orchestra-report")
+    .option("--json", "print the measurements as JSON")
+    .action(
+      async (options: {
+        policy: string;
+        axes: string;
+        values: string;
+        tasks: string;
+        competence: string;
+        temperature: string;
+        seed: string;
+        out: string;
+        json?: boolean;
+      }) => {
+        const orchestrators = options.policy
+          .split(",")
+          .map((part) => part.trim())
+          .filter(Boolean)
+          .map((part) => {
+            const eq = part.indexOf("=");
+            if (eq <= 0) throw new Error(`--policy: "${part}" must be name=dir`);
+            return { name: part.slice(0, eq), dir: part.slice(eq + 1) };
+          });
+        const axes = options.axes.split(",").map((axis) => parseChoice("--axes", axis.trim(), AXES));
+        const competences = options.competence
+          .split(",")
+          .map((c) =>
+            parseChoice("--competence", c.trim(), Object.keys(COMPETENCE_LEVELS) as CompetenceLevel[]),
+          );
+        const result = await runOrchestraExperiment({
+          orchestrators,
+          axes,
+          values: parseValues(options.values),
+          tasks: parseNumber("--tasks", options.tasks, { integer: true, min: 1 }),
+          competences,
+          temperature: parseNumber("--temperature", options.temperature, { min: 0 }),
+          seed: parseNumber("--seed", options.seed, { integer: true, min: 0 }),
+          onProgress: options.json ? undefined : (message) => process.stderr.write(`  ${message}\n`),
+        });
+        const paths = writeOrchestraReport(options.out, result);
+        if (options.json) console.log(JSON.stringify(result.json, null, 2));
+        else console.log(`report written to ${paths.html} and ${paths.json}`);
       },
     );
 }
