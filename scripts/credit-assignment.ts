@@ -1,28 +1,25 @@
 /**
- * Credit assignment on long chains: learning curves of outcome-only GRPO vs MT-GRPO (turn-level
- * advantages) vs GiGPO (step advantages over identical states), the same base, seed, tasks, reward
- * and rollout budget for each. Writes `<out>/credit-assignment.json` and two SVG charts (the
- * training batch's pass@1 and reward per step; held-out pass@1 at the evaluation steps).
+ * Credit assignment on long chains: outcome-only GRPO vs MT-GRPO vs GiGPO vs MT-PPO (gae), the
+ * same base, seed, tasks, reward (`turn-credit`) and rollout budget for each. A thin command line
+ * over `runCreditAssignment` (src/rl/credit-assignment.ts), which writes
+ * `<out>/credit-assignment.json`, one `curves-<estimator>.json` per estimator and four SVG charts
+ * (training pass@1, held-out pass@1, tool calls per episode, return variance by chain length).
  *
- *   npx node scripts/credit-assignment.ts [--steps 30] [--tasks 8] [--group 8] [--family chain]
- *                                         [--base models/base-strong] [--out runs/credit-assignment]
+ *   npx node scripts/credit-assignment.ts [--steps 20] [--tasks 8] [--group 8] [--family chain]
+ *     [--estimators grpo,mt-grpo,gigpo,gae] [--base models/base-strong] [--out runs/credit-assignment]
+ *     [--seed 1] [--eval-every 10] [--eval-tasks 32] [--eval-samples 8] [--learning-rate 2e-4]
+ *     [--reward turn-credit] [--reuse]
  *
- * Every estimator sees the same reward, the MT-GRPO preset (outcome: exact match 1, answer
- * contained 0.5, format 0.2; turn: tool executed 0.2, gold evidence retrieved 0.5, calc right
- * 0.5): GRPO uses its outcome part only, MT-GRPO and GiGPO the turn part too. Groups without signal
- * (for that estimator) are dropped without refill, so all three spend the same rollouts per step.
+ * `--reuse` keeps an estimator's curves when `<out>/curves-<estimator>.json` has the same config,
+ * so estimators can be trained in separate processes and charted together.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { lineChart } from "../src/report/plots.ts";
-import { parseRlConfig } from "../src/rl/config.ts";
-import { trainRl } from "../src/rl/train.ts";
-import { createRunDirectory } from "../src/store/index.ts";
+import { runCreditAssignment } from "../src/rl/credit-assignment.ts";
+import type { TaskFamily } from "../src/types/task.ts";
 
 const { values } = parseArgs({
   options: {
-    steps: { type: "string", default: "30" },
+    steps: { type: "string", default: "20" },
     tasks: { type: "string", default: "8" },
     group: { type: "string", default: "8" },
     family: { type: "string", default: "chain" },
@@ -30,146 +27,61 @@ const { values } = parseArgs({
     out: { type: "string", default: "runs/credit-assignment" },
     seed: { type: "string", default: "1" },
     "eval-every": { type: "string", default: "10" },
-    "eval-tasks": { type: "string", default: "16" },
+    "eval-tasks": { type: "string", default: "32" },
     "eval-samples": { type: "string", default: "8" },
     "learning-rate": { type: "string", default: "0.0002" },
-    estimators: { type: "string", default: "grpo,mt-grpo,gigpo" },
+    reward: { type: "string", default: "turn-credit" },
+    estimators: { type: "string", default: "grpo,mt-grpo,gigpo,gae" },
+    reuse: { type: "boolean", default: false },
   },
 });
 
-const steps = Number(values.steps);
-const estimators = values.estimators.split(",");
-const out = values.out;
-mkdirSync(out, { recursive: true });
-const stamp = Date.now();
-
-interface Curve {
-  estimator: string;
-  seconds: number;
-  train: { step: number; passAt1: number; reward: number; keptGroups: number; toolCalls: number }[];
-  heldout: { step: number; passAt1: number; passAtK: number; k: number }[];
-}
-const curves: Curve[] = [];
-const configs: Record<string, unknown> = {};
-
-for (const estimator of estimators) {
-  const config = parseRlConfig({
-    name: `credit-${estimator}`,
-    base: values.base,
-    steps,
-    seed: Number(values.seed),
-    families: [values.family],
-    tasksPerStep: Number(values.tasks),
-    groupSize: Number(values.group),
-    reward: "mt-grpo",
-    estimator,
-    dynamicSampling: true,
-    maxExtraRollouts: 0,
-    learningRate: Number(values["learning-rate"]),
-    evalEvery: Number(values["eval-every"]),
-    evalTasks: Number(values["eval-tasks"]),
-    evalSamples: Number(values["eval-samples"]),
-    evalTemperature: 1,
-    evalTopP: 1,
-    checkpointEvery: steps,
-    keepCheckpoints: 1,
-  });
-  configs[estimator] = config;
-  const { directory, store, run } = createRunDirectory({
-    kind: "rl",
-    root: out,
-    config,
-    id: `credit-${estimator}-${stamp}`,
-  });
-  process.stderr.write(`credit assignment: ${estimator} (${directory})\n`);
-  const result = await trainRl({
-    config,
-    runDir: directory,
-    store,
-    runId: run.id,
-    onProgress: ({ step, metrics, warning }) => {
-      if (warning) process.stderr.write(`  WARNING ${warning}\n`);
-      if (step > 0) {
-        process.stderr.write(
-          `  ${estimator} step ${step}/${steps}: pass@1 ${metrics["rollout/pass@1"].toFixed(3)} reward ${metrics["reward/mean"].toFixed(3)} kept ${metrics["rollout/kept_groups"]}\n`,
-        );
-      }
-    },
-  });
-  const series = (key: string) =>
-    new Map(store.metrics(run.id, key).map((point) => [point.step, point.value]));
-  const pass = series("rollout/pass@1");
-  const reward = series("reward/mean");
-  const kept = series("rollout/kept_groups");
-  const calls = series("rollout/tool_calls_per_episode");
-  curves.push({
-    estimator,
-    seconds: result.seconds,
-    train: [...pass.keys()].map((step) => ({
-      step,
-      passAt1: pass.get(step)!,
-      reward: reward.get(step)!,
-      keptGroups: kept.get(step)!,
-      toolCalls: calls.get(step)!,
-    })),
-    heldout: result.boundary,
-  });
-  store.finishRun(run.id, "completed", { boundary: result.boundary });
-  store.close();
-}
-
-/** Mean over a trailing window of `width` steps (the batch pass@1 of 64 episodes is noisy). */
-function smooth(points: { x: number; y: number }[], width: number) {
-  return points.map((point, i) => {
-    const window = points.slice(Math.max(0, i - width + 1), i + 1);
-    return { x: point.x, y: window.reduce((sum, p) => sum + p.y, 0) / window.length };
-  });
-}
-
-const trainSvg = await lineChart({
-  title: `training batch pass@1 (${values.family}, 5-step trailing mean)`,
-  xLabel: "RL step",
-  yLabel: "pass@1",
-  series: curves.map((curve) => ({
-    name: curve.estimator,
-    points: smooth(
-      curve.train.map((point) => ({ x: point.step, y: point.passAt1 })),
-      5,
-    ),
-  })),
-});
-const heldoutSvg = await lineChart({
-  title: `held-out pass@1 (${values.family}, test worlds)`,
-  xLabel: "RL step",
-  yLabel: "pass@1",
-  series: curves.map((curve) => ({
-    name: curve.estimator,
-    points: curve.heldout.map((point) => ({ x: point.step, y: point.passAt1 })),
-  })),
-});
-writeFileSync(join(out, "credit-assignment.svg"), trainSvg);
-writeFileSync(join(out, "credit-assignment-heldout.svg"), heldoutSvg);
-const summary = {
-  family: values.family,
-  steps,
+const started = Date.now();
+const result = await runCreditAssignment({
+  out: values.out,
+  estimators: values.estimators.split(",").map((name) => name.trim()),
+  family: values.family as TaskFamily,
+  base: values.base,
+  steps: Number(values.steps),
   tasksPerStep: Number(values.tasks),
   groupSize: Number(values.group),
   seed: Number(values.seed),
-  base: values.base,
-  machine: "2 shared CPU cores (jax-js wasm)",
-  curves,
-  configs,
-};
-writeFileSync(join(out, "credit-assignment.json"), `${JSON.stringify(summary, null, 2)}\n`);
-for (const curve of curves) {
-  const first = curve.heldout[0];
-  const last = curve.heldout.at(-1);
-  const tail = curve.train.slice(-5);
-  const tailPass = tail.reduce((sum, point) => sum + point.passAt1, 0) / Math.max(1, tail.length);
+  learningRate: Number(values["learning-rate"]),
+  reward: values.reward,
+  evalEvery: Number(values["eval-every"]),
+  evalTasks: Number(values["eval-tasks"]),
+  evalSamples: Number(values["eval-samples"]),
+  reuse: values.reuse,
+  onProgress: (estimator, { step, steps, metrics, warning }) => {
+    if (warning) process.stderr.write(`  WARNING ${warning}\n`);
+    if (step === 0) return;
+    const value = (key: string) => (metrics[key] ?? Number.NaN).toFixed(3);
+    process.stderr.write(
+      `  ${estimator} step ${step}/${steps}: pass@1 ${value("rollout/pass@1")} return ${value("return/mean")} ` +
+        `calls ${value("rollout/tool_calls_per_episode")} kept ${metrics["rollout/kept_groups"]}` +
+        (metrics["value/explained_variance"] !== undefined
+          ? ` ev ${value("value/explained_variance")}`
+          : "") +
+        "\n",
+    );
+  },
+});
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+console.log(
+  `${result.family}, ${result.steps} steps × ${result.tasksPerStep} tasks × ${result.groupSize} rollouts, seed ${result.seed}, base ${result.base}`,
+);
+console.log("estimator  held-out pass@1 start → end  pass@k start → end  calls/ep first 5 → last 5  minutes");
+for (const curve of result.curves) {
+  const [first, last] = [curve.heldout[0], curve.heldout.at(-1)];
+  const calls = (points: typeof curve.train) => mean(points.map((p) => p.toolCallsPerEpisode)).toFixed(2);
   console.log(
-    `${curve.estimator.padEnd(8)} held-out pass@1 ${first?.passAt1.toFixed(3)} → ${last?.passAt1.toFixed(3)} ` +
-      `(pass@${last?.k} ${first?.passAtK.toFixed(3)} → ${last?.passAtK.toFixed(3)}); ` +
-      `train pass@1 last 5 steps ${tailPass.toFixed(3)}; ${(curve.seconds / 60).toFixed(1)} min`,
+    `${curve.estimator.padEnd(10)} ${first?.passAt1.toFixed(3)} → ${last?.passAt1.toFixed(3)}` +
+      `                 ${first?.passAtK.toFixed(3)} → ${last?.passAtK.toFixed(3)} (k=${last?.k})` +
+      `      ${calls(curve.train.slice(0, 5))} → ${calls(curve.train.slice(-5))}` +
+      `               ${(curve.seconds / 60).toFixed(1)}`,
   );
 }
-console.log(`written to ${out}/credit-assignment.{json,svg} and credit-assignment-heldout.svg`);
+console.log(
+  `written: ${Object.values(result.files).join(", ")} (${((Date.now() - started) / 60000).toFixed(1)} min)`,
+);
