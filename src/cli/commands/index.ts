@@ -9,6 +9,7 @@ import * as mcp from "./mcp.ts";
 import * as orchestra from "./orchestra.ts";
 import * as passk from "./passk.ts";
 import * as pretrain from "./pretrain.ts";
+import * as recipe from "./recipe.ts";
 import * as rollout from "./rollout.ts";
 import * as serve from "./serve.ts";
 import * as tasks from "./tasks.ts";
@@ -17,6 +18,7 @@ import * as train from "./train.ts";
 import * as world from "./world.ts";
 
 export const commands: ReadonlyArray<(program: Command) => void> = [
+  recipe.register,
   demo.register,
   world.register,
   tool.register,

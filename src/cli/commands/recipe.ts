@@ -1,0 +1,96 @@
+/**
+ * `agentrl recipe` (what `npm start` runs): the seed's recipe end to end on the embedded lab, with
+ * one progress bar and ETA over every stage, and a report at the end.
+ *
+ *   agentrl recipe                 the default preset (~15 min on 2 cores)
+ *   agentrl recipe --quick         every stage, tiny (~3 min); too small to separate most curves
+ *   agentrl recipe --full          longer training and larger evaluations (README: measured duration)
+ *   agentrl recipe --config my.json --out runs/my-recipe
+ *   agentrl recipe --show-config   print the resolved config (every field) and exit
+ *
+ * Stages are cached by config hash in `<out>/stages/`: after a crash or Ctrl-C the same command
+ * continues where it stopped, and a changed field redoes only the stages that depend on it.
+ */
+import { readFileSync, rmSync } from "node:fs";
+import type { Command } from "commander";
+import { parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
+import { runRecipe } from "../../recipe/recipe.ts";
+import { createProgress, type Progress } from "../progress.ts";
+import { interruptOnSigint } from "../training-run.ts";
+
+interface RecipeCommandOptions {
+  quick?: boolean;
+  full?: boolean;
+  config?: string;
+  out?: string;
+  fresh?: boolean;
+  showConfig?: boolean;
+  json?: boolean;
+}
+
+function presetOf(options: RecipeCommandOptions): RecipePreset | undefined {
+  if (options.quick && options.full) throw new Error("recipe: give --quick or --full, not both");
+  return options.quick ? "quick" : options.full ? "full" : undefined;
+}
+
+export function register(program: Command): void {
+  program
+    .command("recipe")
+    .description(
+      "run the seed's recipe end to end (base → selection → SFT → RL → boundary, credit, noise) and write a report",
+    )
+    .option("--quick", "tiny preset (~3 min): every stage runs, most differences are too small to call")
+    .option("--full", "large preset: longer RL and SFT, larger evaluations")
+    .option("--config <file>", "JSON config merged over the preset (fields: src/recipe/config.ts)")
+    .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
+    .option("--fresh", "delete the output folder first instead of reusing cached stages")
+    .option("--show-config", "print the resolved config and exit")
+    .option("--json", "print the report's verdicts as JSON")
+    .action(async (options: RecipeCommandOptions) => {
+      const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+      const config = parseRecipeConfig(fromFile, presetOf(options));
+      if (options.showConfig) {
+        console.log(JSON.stringify(config, null, 2));
+        return;
+      }
+      const out = options.out ?? `runs/recipe-${config.preset}`;
+      if (options.fresh) rmSync(out, { recursive: true, force: true });
+      process.stderr.write(`recipe (${config.preset}) → ${out}\n`);
+      let progress: Progress | null = null;
+      const interrupt = interruptOnSigint();
+      try {
+        const run = await runRecipe({
+          config,
+          out,
+          signal: interrupt.signal,
+          onStage: ({ name, cached, seconds, event }) => {
+            if (event === "end" && cached) process.stderr.write(`  ${name}: cached\n`);
+            if (event === "end" && !cached)
+              process.stderr.write(`\n  ${name}: done in ${seconds.toFixed(0)}s\n`);
+          },
+          onProgress: ({ stage, done, total, info }) => {
+            progress ??= createProgress("recipe", Math.max(1, Math.round(total)));
+            progress.update(Math.round(done), { stage, ...(info ? { at: info } : {}) });
+          },
+        });
+        (progress as Progress | null)?.stop();
+        if (options.json) {
+          console.log(JSON.stringify({ files: run.files, verdicts: run.report.verdicts }, null, 2));
+          return;
+        }
+        console.log(`\nreport: ${run.files.html}\nnumbers: ${run.files.json}`);
+        console.log(`recipe (${config.preset}) finished in ${(run.seconds / 60).toFixed(1)} min\n`);
+        for (const verdict of run.report.verdicts) {
+          console.log(`[${verdict.status}] ${verdict.claim}\n    ${verdict.evidence}`);
+        }
+      } catch (error) {
+        (progress as Progress | null)?.stop();
+        if (interrupt.signal.aborted) {
+          console.error(`\nrecipe interrupted; run the same command again to continue from ${out}`);
+        }
+        throw error;
+      } finally {
+        interrupt.dispose();
+      }
+    });
+}

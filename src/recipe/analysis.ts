@@ -1,0 +1,161 @@
+/**
+ * The statistics behind the report's verdicts. Every comparison of two models is paired over the
+ * same tasks and carries a 95% percentile-bootstrap interval over tasks (src/eval/bootstrap.ts);
+ * a verdict calls a difference only when its interval excludes zero, and otherwise says the run
+ * was too small to separate the two. Nothing here knows what result a paper expected.
+ */
+import { bootstrapMeans, type Interval } from "../eval/bootstrap.ts";
+import { passAtK } from "../eval/passk.ts";
+import type { TaskCount } from "../eval/task-counts.ts";
+import { findTemplate } from "../world/index.ts";
+
+export const VERDICT_STATUSES = ["reproduced", "not reproduced", "inconclusive", "not measured"] as const;
+export type VerdictStatus = (typeof VERDICT_STATUSES)[number];
+
+export interface Verdict {
+  experiment: string;
+  claim: string;
+  status: VerdictStatus;
+  /** The measured numbers the status follows from. */
+  evidence: string;
+}
+
+export interface PairedDifference {
+  /** Mean over the shared tasks of (b − a). */
+  mean: number;
+  interval: Interval;
+  tasks: number;
+}
+
+function byTask(counts: readonly TaskCount[]): Map<string, TaskCount> {
+  return new Map(counts.map((count) => [count.taskId, count]));
+}
+
+/** Task ids present, with samples, in both count lists (in `a`'s order). */
+export function sharedTasks(a: readonly TaskCount[], b: readonly TaskCount[]): string[] {
+  const other = byTask(b);
+  return a
+    .filter((count) => count.n > 0 && (other.get(count.taskId)?.n ?? 0) > 0)
+    .map((count) => count.taskId);
+}
+
+/** Unbiased per-task pass@k (k capped at the task's n). */
+export function taskPassAtK(count: TaskCount, k: number): number {
+  return passAtK(count.n, count.c, Math.min(k, count.n));
+}
+
+/**
+ * Paired difference of per-task statistics (b − a) over the tasks both have, with a bootstrap
+ * interval over tasks. `value` maps a task's counts to its statistic (default: pass@1).
+ */
+export function pairedDifference(
+  a: readonly TaskCount[],
+  b: readonly TaskCount[],
+  value: (count: TaskCount) => number = (count) => taskPassAtK(count, 1),
+  seed = 0,
+  filter: (count: TaskCount) => boolean = () => true,
+): PairedDifference | null {
+  const left = byTask(a);
+  const right = byTask(b);
+  const ids = sharedTasks(a, b).filter((id) => filter(left.get(id)!));
+  if (ids.length === 0) return null;
+  const diffs = ids.map((id) => value(right.get(id)!) - value(left.get(id)!));
+  const [interval] = bootstrapMeans([diffs], { seed });
+  return { mean: diffs.reduce((sum, d) => sum + d, 0) / diffs.length, interval, tasks: ids.length };
+}
+
+/**
+ * The sharpening statistic: how much of RL's pass@1 gain over the base is left at k:
+ * per task (rl@1 − base@1) − (rl@k − base@k). Positive: the gain shrinks as k grows.
+ */
+export function gainShrinkage(
+  base: readonly TaskCount[],
+  rl: readonly TaskCount[],
+  k: number,
+  seed = 0,
+  filter?: (count: TaskCount) => boolean,
+): PairedDifference | null {
+  // (rl@1 − rl@k) − (base@1 − base@k) = (rl@1 − base@1) − (rl@k − base@k)
+  return pairedDifference(base, rl, (count) => taskPassAtK(count, 1) - taskPassAtK(count, k), seed, filter);
+}
+
+/** Mean per-task pass@k over a subset of tasks (null when the subset is empty). */
+export function meanPassAtK(
+  counts: readonly TaskCount[],
+  k: number,
+  filter: (count: TaskCount) => boolean = () => true,
+): number | null {
+  const chosen = counts.filter((count) => count.n > 0 && filter(count));
+  if (chosen.length === 0) return null;
+  return chosen.reduce((sum, count) => sum + taskPassAtK(count, k), 0) / chosen.length;
+}
+
+/** The chain length (hops) of a world task's template; null for tasks without a known template. */
+export function hopsOf(count: TaskCount): number | null {
+  if (!count.template) return null;
+  try {
+    return findTemplate(count.template).hops;
+  } catch {
+    return null;
+  }
+}
+
+export interface HopRow {
+  hops: number;
+  tasks: number;
+  /** Mean per-task success rate c/n. */
+  passRate: number;
+  /** Mean per-task Bernoulli variance of the 0/1 return, p(1 − p). */
+  returnVariance: number;
+  /** Fraction of tasks whose samples all agree (a GRPO group of them carries no signal). */
+  zeroVariance: number;
+}
+
+/** Return statistics by chain length: how variance and zero-signal groups change with depth. */
+export function byHops(counts: readonly TaskCount[]): HopRow[] {
+  const groups = new Map<number, TaskCount[]>();
+  for (const count of counts) {
+    const hops = hopsOf(count);
+    if (hops === null || count.n === 0) continue;
+    if (!groups.has(hops)) groups.set(hops, []);
+    groups.get(hops)!.push(count);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([hops, rows]) => {
+      const rates = rows.map((row) => row.c / row.n);
+      return {
+        hops,
+        tasks: rows.length,
+        passRate: rates.reduce((sum, p) => sum + p, 0) / rates.length,
+        returnVariance: rates.reduce((sum, p) => sum + p * (1 - p), 0) / rates.length,
+        zeroVariance: rows.filter((row) => row.c === 0 || row.c === row.n).length / rows.length,
+      };
+    });
+}
+
+/** Status of a claim that `difference` is positive. */
+export function positiveStatus(difference: PairedDifference | null): VerdictStatus {
+  if (!difference) return "not measured";
+  if (difference.interval.lower > 0) return "reproduced";
+  if (difference.interval.upper < 0) return "not reproduced";
+  return "inconclusive";
+}
+
+/** "+0.120 [0.040, 0.210] over 48 tasks" */
+export function formatDifference(difference: PairedDifference | null, label = "Δ"): string {
+  if (!difference) return `${label}: no shared tasks`;
+  const f = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
+  return `${label} ${f(difference.mean)} [95% CI ${f(difference.interval.lower)}, ${f(difference.interval.upper)}] over ${difference.tasks} tasks`;
+}
+
+/**
+ * Difference of two proportions measured on `tasks` tasks each (b − a), with a normal interval
+ * that counts tasks, not samples, as the independent units (conservative: samples of one task are
+ * correlated). For curves that keep only the mean (the RL trainer's held-out tracking).
+ */
+export function proportionDifference(a: number, b: number, tasks: number): PairedDifference {
+  const se = Math.sqrt((a * (1 - a) + b * (1 - b)) / Math.max(1, tasks));
+  const mean = b - a;
+  return { mean, interval: { lower: mean - 1.96 * se, upper: mean + 1.96 * se }, tasks };
+}

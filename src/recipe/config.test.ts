@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { PRESET_CONFIGS, parseRecipeConfig, RECIPE_PRESETS } from "./config.ts";
+
+test("every preset validates and the presets grow in size", () => {
+  for (const preset of RECIPE_PRESETS) assert.equal(parseRecipeConfig({}, preset).preset, preset);
+  const episodes = (preset: (typeof RECIPE_PRESETS)[number]) => {
+    const c = PRESET_CONFIGS[preset];
+    return (c.eval.tasks + c.eval.withheldTasks) * c.eval.n + c.rl.steps * c.rl.tasksPerStep * c.rl.groupSize;
+  };
+  assert.ok(episodes("quick") < episodes("default"));
+  assert.ok(episodes("default") < episodes("full"));
+});
+
+test("a partial config merges field by field over the preset", () => {
+  const config = parseRecipeConfig({ rl: { steps: 3 }, eval: { noise: 0.3 } }, "quick");
+  assert.equal(config.rl.steps, 3);
+  assert.equal(config.rl.groupSize, PRESET_CONFIGS.quick.rl.groupSize);
+  assert.equal(config.eval.noise, 0.3);
+  assert.equal(config.eval.n, PRESET_CONFIGS.quick.eval.n);
+  assert.equal(parseRecipeConfig({ preset: "full" }).preset, "full");
+});
+
+test("bad fields fail naming the field and, for choices, the valid values", () => {
+  assert.throws(() => parseRecipeConfig({ rl: { steps: 0 } }), /rl\.steps/);
+  assert.throws(() => parseRecipeConfig({ rl: { estimator: "ppo2" } }), /rl\.estimator.*grpo/s);
+  assert.throws(() => parseRecipeConfig({ credit: { family: "poetry" } }), /credit\.family.*lookup/s);
+  assert.throws(
+    () => parseRecipeConfig({ noise: { naiveReward: "nope" } }),
+    /noise\.naiveReward.*exact-match/s,
+  );
+  assert.throws(() => parseRecipeConfig({ eval: { noise: 2 } }), /eval\.noise/);
+  assert.throws(() => parseRecipeConfig({ sft: { stepz: 3 } }), /sft.*stepz/);
+  assert.throws(() => parseRecipeConfig({}, "huge" as never), /preset.*quick, default, full/);
+  assert.throws(() => parseRecipeConfig([]), /JSON object/);
+});

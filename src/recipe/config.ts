@@ -1,0 +1,296 @@
+/**
+ * The recipe config: one validated object describing the whole pipeline of `agentrl recipe`
+ * (`npm start`), with three presets. Every field has a doc line; a config file is a partial
+ * object merged over a preset (nested objects merge field by field), and a bad field fails before
+ * any work with its path, the problem and, for choices, the valid values.
+ *
+ *   quick    ~3 min on 2 cores: every stage runs, far too small to separate most curves (the
+ *            report says so where it is the case); what the test suite runs.
+ *   default  ~15 min on 2 cores: what `npm start` runs.
+ *   full     the same experiments with larger evaluations and longer training (README: duration).
+ */
+import { z } from "zod";
+import { REWARD_PRESETS } from "../reward/index.ts";
+import { RL_ESTIMATORS } from "../rl/config.ts";
+import { TASK_FAMILIES } from "../types/task.ts";
+
+export const RECIPE_PRESETS = ["quick", "default", "full"] as const;
+export type RecipePreset = (typeof RECIPE_PRESETS)[number];
+
+const family = z.enum(TASK_FAMILIES);
+const rate = z.number().min(0).max(1);
+const count = z.number().int().positive();
+const rewardPreset = z.string().refine((name) => name in REWARD_PRESETS, {
+  message: `unknown reward preset; valid: ${Object.keys(REWARD_PRESETS).join(", ")}`,
+});
+const estimator = z.enum(RL_ESTIMATORS as [string, ...string[]]);
+
+/** The evaluation every checkpoint gets: the same test tasks, samples and tool noise for all. */
+const EvalSchema = z
+  .object({
+    /** Test-world tasks over all five families. */
+    tasks: count,
+    /** Extra test tasks of the template the bases never saw (`sum3`): the boundary SFT can move. */
+    withheldTasks: z.number().int().min(0),
+    /** Samples per task: pass@k is measured for k = 1 … n. */
+    n: z.number().int().min(2),
+    /** Total tool failure rate of the evaluation (split over error/empty/timeout/corrupted). */
+    noise: rate,
+    /** Sampling of the evaluation (the paper's curves: 0.6 / 0.95). */
+    temperature: z.number().positive().max(10),
+    topP: z.number().gt(0).max(1),
+    /** Seed of the task selection (the same tasks for every model). */
+    taskSeed: z.number().int().min(0),
+    /** Episodes decoded together. */
+    batch: count,
+  })
+  .strict();
+
+/** Model-aware task selection with the strong base (`agentrl data select`), the RL task pool. */
+const SelectSchema = z
+  .object({
+    /** Candidate train-world tasks measured. */
+    tasks: count,
+    /** Rollouts per candidate task. */
+    m: z.number().int().min(2),
+  })
+  .strict();
+
+/** SFT data: real (the scripted expert through the noisy episode loop) and stitched (clean templates). */
+const DataSchema = z
+  .object({
+    /** Train-world tasks of each dataset (the same tasks for both). */
+    tasks: count,
+    /** Share of the tasks from the withheld `sum3` template. */
+    withheldShare: rate,
+    /** Tool failure rate while collecting real trajectories. */
+    noise: rate,
+  })
+  .strict();
+
+const SftSchema = z
+  .object({
+    /** Optimizer steps of each SFT run. */
+    steps: count,
+    /** Padded tokens per step. */
+    tokensPerStep: z.number().int().min(256),
+    learningRate: z.number().positive().max(1),
+  })
+  .strict();
+
+/** The RL run shared by the boundary, data-first and base experiments (same config from every start). */
+const RlSchema = z
+  .object({
+    steps: count,
+    /** Groups per step. */
+    tasksPerStep: count,
+    /** Rollouts per task (the GRPO group). */
+    groupSize: z.number().int().min(2),
+    /** Tool failure rate during RL rollouts. */
+    noise: rate,
+    learningRate: z.number().positive().max(1),
+    /** Reward preset (src/reward/spec.ts). */
+    reward: rewardPreset,
+    estimator,
+  })
+  .strict();
+
+/** Credit assignment: one RL run per estimator on a long-chain family, with live held-out tracking. */
+const CreditSchema = z
+  .object({
+    family,
+    estimators: z.array(estimator).min(1),
+    /** Reward preset of the outcome-only estimators (grpo, dr-grpo, rloo, reinforce-pp). */
+    outcomeReward: rewardPreset,
+    /** Reward preset of the turn-level estimators (mt-grpo, gigpo, gae). */
+    turnReward: rewardPreset,
+    steps: count,
+    tasksPerStep: count,
+    groupSize: z.number().int().min(2),
+    /** Held-out tracking every this many steps (and at the start and the end). */
+    evalEvery: count,
+    evalTasks: count,
+    evalSamples: z.number().int().min(2),
+  })
+  .strict();
+
+/** Tool noise: RL under heavy noise with noise-aware vs naive turn rewards, evaluated at several rates. */
+const NoiseSchema = z
+  .object({
+    /** Failure rates every model of the experiment is evaluated at. */
+    rates: z.array(rate).min(2),
+    /** Failure rate during the experiment's RL runs. */
+    trainRate: rate,
+    estimator,
+    /** Naive and noise-aware reward presets (the same terms; only the treatment of injected failures differs). */
+    naiveReward: rewardPreset,
+    awareReward: rewardPreset,
+    steps: count,
+    tasksPerStep: count,
+    groupSize: z.number().int().min(2),
+    evalTasks: count,
+    evalN: z.number().int().min(1),
+  })
+  .strict();
+
+export const RecipeConfigSchema = z
+  .object({
+    /** The preset this config started from (recorded in the report). */
+    preset: z.enum(RECIPE_PRESETS),
+    /** Seed of every stage (each derives its own). */
+    seed: z.number().int().min(0),
+    /** Checkpoint directories of the stronger and the weaker base. */
+    bases: z.object({ strong: z.string().min(1), weak: z.string().min(1) }).strict(),
+    eval: EvalSchema,
+    select: SelectSchema,
+    data: DataSchema,
+    sft: SftSchema,
+    rl: RlSchema,
+    credit: CreditSchema,
+    noise: NoiseSchema,
+    /** Example trajectories shown per experiment in the report. */
+    examples: z.number().int().min(0).max(20),
+  })
+  .strict();
+
+export type RecipeConfig = z.infer<typeof RecipeConfigSchema>;
+
+/** The estimators of a list the RL trainer can run (MT-PPO's `gae` needs the value head). */
+function withAvailable(names: readonly string[]): string[] {
+  return names.filter((name) => (RL_ESTIMATORS as readonly string[]).includes(name));
+}
+
+const DEFAULT: RecipeConfig = {
+  preset: "default",
+  seed: 1,
+  bases: { strong: "models/base-strong", weak: "models/base-weak" },
+  eval: {
+    tasks: 40,
+    withheldTasks: 8,
+    n: 8,
+    noise: 0.1,
+    temperature: 0.6,
+    topP: 0.95,
+    taskSeed: 11,
+    batch: 64,
+  },
+  select: { tasks: 64, m: 4 },
+  data: { tasks: 600, withheldShare: 0.3, noise: 0.2 },
+  sft: { steps: 60, tokensPerStep: 4096, learningRate: 1e-3 },
+  rl: {
+    steps: 8,
+    tasksPerStep: 8,
+    groupSize: 6,
+    noise: 0.1,
+    learningRate: 2e-4,
+    reward: "exact-match",
+    estimator: "grpo",
+  },
+  credit: {
+    family: "chain",
+    estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
+    outcomeReward: "exact-match",
+    turnReward: "turn-credit",
+    steps: 8,
+    tasksPerStep: 6,
+    groupSize: 6,
+    evalEvery: 4,
+    evalTasks: 12,
+    evalSamples: 4,
+  },
+  noise: {
+    rates: [0, 0.1, 0.3],
+    trainRate: 0.3,
+    estimator: "mt-grpo",
+    naiveReward: "turn-credit",
+    awareReward: "turn-credit-noise-aware",
+    steps: 6,
+    tasksPerStep: 6,
+    groupSize: 6,
+    evalTasks: 16,
+    evalN: 2,
+  },
+  examples: 3,
+};
+
+const QUICK: RecipeConfig = {
+  ...DEFAULT,
+  preset: "quick",
+  eval: { ...DEFAULT.eval, tasks: 10, withheldTasks: 4, n: 4 },
+  select: { tasks: 12, m: 2 },
+  data: { ...DEFAULT.data, tasks: 120 },
+  sft: { ...DEFAULT.sft, steps: 8, tokensPerStep: 2048 },
+  rl: { ...DEFAULT.rl, steps: 2, tasksPerStep: 4, groupSize: 4 },
+  credit: {
+    ...DEFAULT.credit,
+    steps: 2,
+    tasksPerStep: 4,
+    groupSize: 4,
+    evalEvery: 2,
+    evalTasks: 4,
+    evalSamples: 2,
+  },
+  noise: { ...DEFAULT.noise, steps: 2, tasksPerStep: 4, groupSize: 4, evalTasks: 6, evalN: 1 },
+  examples: 2,
+};
+
+const FULL: RecipeConfig = {
+  ...DEFAULT,
+  preset: "full",
+  eval: { ...DEFAULT.eval, tasks: 100, withheldTasks: 24, n: 32 },
+  select: { tasks: 200, m: 8 },
+  data: { ...DEFAULT.data, tasks: 2000 },
+  sft: { ...DEFAULT.sft, steps: 300 },
+  rl: { ...DEFAULT.rl, steps: 40, tasksPerStep: 12, groupSize: 8 },
+  credit: {
+    ...DEFAULT.credit,
+    steps: 30,
+    tasksPerStep: 8,
+    groupSize: 8,
+    evalEvery: 5,
+    evalTasks: 32,
+    evalSamples: 8,
+  },
+  noise: { ...DEFAULT.noise, steps: 20, tasksPerStep: 8, groupSize: 8, evalTasks: 48, evalN: 4 },
+  examples: 4,
+};
+
+export const PRESET_CONFIGS: Record<RecipePreset, RecipeConfig> = {
+  quick: QUICK,
+  default: DEFAULT,
+  full: FULL,
+};
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** `override` merged into `base`: plain objects field by field, anything else replaced. */
+function deepMerge(base: unknown, override: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(override)) return override;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) merged[key] = deepMerge(base[key], value);
+  return merged;
+}
+
+/** A preset with a partial override (a config file), validated; the error names every bad field. */
+export function parseRecipeConfig(input: unknown = {}, preset?: RecipePreset): RecipeConfig {
+  if (!isPlainObject(input)) throw new Error("invalid recipe config: expected a JSON object");
+  const requested = preset ?? (input.preset as RecipePreset | undefined) ?? "default";
+  if (!(RECIPE_PRESETS as readonly string[]).includes(requested)) {
+    throw new Error(
+      `invalid recipe config: preset: unknown preset "${requested}"; valid: ${RECIPE_PRESETS.join(", ")}`,
+    );
+  }
+  const merged = deepMerge(PRESET_CONFIGS[requested], { ...input, preset: requested });
+  const result = RecipeConfigSchema.safeParse(merged);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const path = issue.path.join(".") || "(root)";
+      const keys = issue.code === "unrecognized_keys" ? ` (unknown: ${issue.keys.join(", ")})` : "";
+      return `${path}: ${issue.message}${keys}`;
+    });
+    throw new Error(`invalid recipe config:\n  ${problems.join("\n  ")}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,458 @@
+/**
+ * The seed's recipe as a plan of cached stages (stages.ts), on the embedded lab:
+ *
+ *   base evaluations (strong, weak) → model-aware task selection (the RL pool) → SFT data (real and
+ *   stitched) → SFT (real, stitched) → the same RL from four starts (strong base, both SFT models,
+ *   weak base) → evaluation of every checkpoint → boundary analysis (base vs RL, with perplexity)
+ *   → credit assignment (one RL run per estimator on long chains) → tool noise (naive vs
+ *   noise-aware turn rewards under heavy noise, each model evaluated at several noise rates).
+ *
+ * Every evaluation of the main line uses the same test tasks (all families plus the template the
+ * bases never saw), the same samples per task, sampling and tool noise, so any two curves compare.
+ * The report (report.ts) reads only the stage results.
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { mixSeeds } from "../core/random.ts";
+import { collectDataset } from "../data/collect.ts";
+import { selectDataset } from "../data/select-dataset.ts";
+import { stitchDataset } from "../data/stitch.ts";
+import { datasetTasks } from "../data/tasks.ts";
+import { scorerForPolicySpec } from "../eval/embedded-scorer.ts";
+import { runBoundary } from "../eval/run-boundary.ts";
+import { CORPUS_MIXES } from "../pretrain/corpus.ts";
+import type { RlConfig } from "../rl/config.ts";
+import type { Task } from "../types/task.ts";
+import type { RecipeConfig } from "./config.ts";
+import {
+  type EvalStageResult,
+  evalStage,
+  type RlStageResult,
+  rlStage,
+  type SftStageResult,
+  sftStage,
+} from "./stage-runs.ts";
+import type { StageContext, StageResults, StageSpec } from "./stages.ts";
+
+/** The template the shipped bases' pretraining corpus withheld: pass@k = 0 there before SFT. */
+export const WITHHELD_TEMPLATE = CORPUS_MIXES.strong.withheldTemplates[0];
+
+/** The test tasks every main-line checkpoint is evaluated on (deterministic in the config). */
+export function recipeEvalTasks(config: RecipeConfig): Task[] {
+  const seed = config.eval.taskSeed;
+  const tasks = datasetTasks({
+    count: config.eval.tasks,
+    seed,
+    split: "test",
+    excludeTemplates: [WITHHELD_TEMPLATE],
+  });
+  if (config.eval.withheldTasks === 0) return tasks;
+  return tasks.concat(
+    datasetTasks({
+      count: config.eval.withheldTasks,
+      seed: seed + 1,
+      split: "test",
+      template: WITHHELD_TEMPLATE,
+    }),
+  );
+}
+
+/** Test tasks of the noise experiment (all families, withheld template left out). */
+export function noiseEvalTasks(config: RecipeConfig): Task[] {
+  return datasetTasks({
+    count: config.noise.evalTasks,
+    seed: config.eval.taskSeed + 2,
+    split: "test",
+    excludeTemplates: [WITHHELD_TEMPLATE],
+  });
+}
+
+export interface SelectStageResult {
+  directory: string;
+  taskIds: string[];
+  candidates: number;
+  /** Zero-variance groups among the candidates, and among the selected tasks on m fresh rollouts. */
+  zeroVarianceBefore: number;
+  zeroVarianceAfter: number | null;
+  dropped: { unsolved: number; alwaysSolved: number };
+}
+
+export interface DataStageResult {
+  directory: string;
+  trajectories: number;
+  provenance: Record<string, unknown>;
+}
+
+export interface BoundaryStageResult {
+  directory: string;
+  labels: string[];
+  perplexity: {
+    trajectoriesOf: string;
+    scoredBy: string;
+    perplexity: number | null;
+    tokens: number;
+    scored: number;
+  }[];
+  solvable: { a: string; b: string; onlyA: number; onlyB: number; both: number; neither: number }[];
+  notes: string[];
+}
+
+/** Main-line model names: the start of each RL run and its RL result. */
+export const MAIN_STARTS = ["base", "sft-real", "sft-stitched", "weak"] as const;
+export type MainStart = (typeof MAIN_STARTS)[number];
+
+export function creditStageName(estimator: string): string {
+  return `credit-${estimator}`;
+}
+export function noiseRlStageName(variant: "naive" | "aware"): string {
+  return `noise-rl-${variant}`;
+}
+export function noiseEvalStageName(model: string, rate: number): string {
+  return `noise-eval-${model}-${rate}`;
+}
+
+/** A stage result by name (the plan guarantees it ran before the stages that read it). */
+export function resultOf<T>(results: StageResults, name: string): T {
+  if (!(name in results)) throw new Error(`recipe: no result for stage "${name}"`);
+  return results[name] as T;
+}
+
+function ensureFresh(dir: string): string {
+  rmSync(dir, { recursive: true, force: true }); // a dataset stage is short: a crash restarts it
+  return dir;
+}
+
+/** The RL config shared by the main line (the four starts differ only in `base`). */
+function mainRlConfig(config: RecipeConfig, base: string, taskIds: string[]): Partial<RlConfig> {
+  return {
+    name: "recipe-rl",
+    base,
+    seed: mixSeeds(config.seed, 0x71),
+    steps: config.rl.steps,
+    taskIds,
+    tasksPerStep: config.rl.tasksPerStep,
+    groupSize: config.rl.groupSize,
+    noise: config.rl.noise,
+    learningRate: config.rl.learningRate,
+    reward: config.rl.reward,
+    estimator: config.rl.estimator,
+    evalEvery: 0,
+    maxExtraRollouts: config.rl.tasksPerStep * config.rl.groupSize,
+    checkpointEvery: Math.max(1, Math.ceil(config.rl.steps / 4)),
+    keepCheckpoints: 1,
+  };
+}
+
+function evalOptions(config: RecipeConfig) {
+  return {
+    n: config.eval.n,
+    noise: config.eval.noise,
+    temperature: config.eval.temperature,
+    topP: config.eval.topP,
+    seed: mixSeeds(config.seed, 0xe7),
+    batch: config.eval.batch,
+  };
+}
+
+/** The stage list of a recipe config, in run order. */
+export function recipeStages(config: RecipeConfig): StageSpec[] {
+  const stages: StageSpec[] = [];
+  const evalTasks = recipeEvalTasks(config);
+  const evalCost = evalTasks.length * config.eval.n;
+  const mainEval = (
+    name: string,
+    after: string[],
+    policyOf: (results: StageResults) => string,
+  ): StageSpec => ({
+    name,
+    after,
+    config: { eval: config.eval, seed: config.seed, policy: after.length === 0 ? policyOf({}) : null },
+    cost: evalCost,
+    run: (context: StageContext, results: StageResults) =>
+      evalStage(context, {
+        policy: policyOf(results),
+        tasks: evalTasks,
+        taskSet: "recipe-eval",
+        ...evalOptions(config),
+      }),
+  });
+  const modelOf = (stage: string) => (results: StageResults) =>
+    resultOf<RlStageResult | SftStageResult>(results, stage).modelDir;
+
+  // ---- 1. the bases ------------------------------------------------------------------------------
+  stages.push(mainEval("eval-base-strong", [], () => config.bases.strong));
+  stages.push(mainEval("eval-base-weak", [], () => config.bases.weak));
+
+  // ---- 2. model-aware selection: the RL task pool -------------------------------------------------
+  stages.push({
+    name: "select",
+    after: [],
+    config: {
+      select: config.select,
+      rl: { noise: config.rl.noise },
+      base: config.bases.strong,
+      seed: config.seed,
+    },
+    cost: config.select.tasks * config.select.m * 1.5, // measuring plus the fresh re-check
+    async run(context) {
+      let measured = 0;
+      const total = config.select.tasks * config.select.m;
+      const result = await selectDataset({
+        policy: config.bases.strong,
+        policyOptions: { temperature: 1 },
+        tasks: {
+          count: config.select.tasks,
+          seed: mixSeeds(config.seed, 0x5e),
+          excludeTemplates: [WITHHELD_TEMPLATE],
+        },
+        m: config.select.m,
+        noise: config.rl.noise,
+        seed: mixSeeds(config.seed, 0x5f),
+        out: ensureFresh(join(context.dir, "dataset")),
+        onProgress: ({ phase }) => {
+          if (phase === "measure") measured++;
+          context.progress(Math.min(1, measured / total), phase);
+        },
+      });
+      if (result.tasks.length === 0) {
+        throw new Error(
+          `recipe: model-aware selection kept no task (every one of ${config.select.tasks} was solved 0% or 100% of ${config.select.m} times); raise select.tasks or select.m`,
+        );
+      }
+      return {
+        directory: result.directory,
+        taskIds: result.tasks.map((task) => task.id),
+        candidates: config.select.tasks,
+        zeroVarianceBefore: result.selection.zeroVariance.before,
+        zeroVarianceAfter: result.selection.zeroVariance.afterFresh,
+        dropped: result.selection.dropped,
+      } satisfies SelectStageResult;
+    },
+  });
+
+  // ---- 3. SFT data and SFT --------------------------------------------------------------------------
+  const dataTasks = {
+    count: config.data.tasks,
+    seed: mixSeeds(config.seed, 0xda),
+    templateShares: { [WITHHELD_TEMPLATE]: config.data.withheldShare },
+  };
+  stages.push({
+    name: "data-real",
+    after: [],
+    config: { data: config.data, seed: config.seed },
+    cost: config.data.tasks * 0.05,
+    async run(context) {
+      const result = await collectDataset({
+        policy: "expert",
+        tasks: dataTasks,
+        noise: config.data.noise,
+        seed: mixSeeds(config.seed, 0xdb),
+        filter: "correct",
+        out: ensureFresh(join(context.dir, "dataset")),
+        onProgress: ({ episodes, total }) => context.progress(episodes / total),
+      });
+      return { directory: result.directory, trajectories: result.kept, provenance: result.provenance };
+    },
+  });
+  stages.push({
+    name: "data-stitched",
+    after: [],
+    config: { data: { ...config.data, noise: null }, seed: config.seed },
+    cost: config.data.tasks * 0.01,
+    async run(context) {
+      const result = stitchDataset({ tasks: dataTasks, out: ensureFresh(join(context.dir, "dataset")) });
+      return {
+        directory: result.directory,
+        trajectories: result.trajectories,
+        provenance: result.provenance,
+      };
+    },
+  });
+  for (const kind of ["real", "stitched"] as const) {
+    stages.push({
+      name: `sft-${kind}`,
+      after: [`data-${kind}`],
+      config: { sft: config.sft, base: config.bases.strong, seed: config.seed },
+      cost: (config.sft.steps * config.sft.tokensPerStep) / 400,
+      run: (context, results) =>
+        sftStage(context, {
+          name: `recipe-sft-${kind}`,
+          base: config.bases.strong,
+          data: [resultOf<DataStageResult>(results, `data-${kind}`).directory],
+          steps: config.sft.steps,
+          tokensPerStep: config.sft.tokensPerStep,
+          microBatchTokens: Math.min(4096, config.sft.tokensPerStep),
+          learningRate: config.sft.learningRate,
+          warmupSteps: Math.min(20, Math.floor(config.sft.steps / 5)),
+          heldoutEvery: Math.max(1, config.sft.steps),
+          checkpointEvery: Math.max(1, Math.ceil(config.sft.steps / 4)),
+          seed: config.seed,
+        }),
+    });
+    stages.push(mainEval(`eval-sft-${kind}`, [`sft-${kind}`], modelOf(`sft-${kind}`)));
+  }
+
+  // ---- 4. the same RL from four starts ---------------------------------------------------------------
+  const rlCost = config.rl.steps * config.rl.tasksPerStep * config.rl.groupSize * 1.6;
+  const startOf: Record<MainStart, { after: string[]; base: (results: StageResults) => string }> = {
+    base: { after: [], base: () => config.bases.strong },
+    "sft-real": { after: ["sft-real"], base: modelOf("sft-real") },
+    "sft-stitched": { after: ["sft-stitched"], base: modelOf("sft-stitched") },
+    weak: { after: [], base: () => config.bases.weak },
+  };
+  for (const start of MAIN_STARTS) {
+    const { after, base } = startOf[start];
+    stages.push({
+      name: `rl-${start}`,
+      after: ["select", ...after],
+      config: { rl: config.rl, seed: config.seed, base: after.length === 0 ? base({}) : null },
+      cost: rlCost,
+      run: (context, results) =>
+        rlStage(
+          context,
+          mainRlConfig(config, base(results), resultOf<SelectStageResult>(results, "select").taskIds),
+        ),
+    });
+    stages.push(mainEval(`eval-rl-${start}`, [`rl-${start}`], modelOf(`rl-${start}`)));
+  }
+
+  // ---- 5. boundary: base vs RL on the same tasks, perplexity of each one's solutions under both -----
+  stages.push({
+    name: "boundary",
+    after: ["eval-base-strong", "eval-rl-base"],
+    config: {},
+    cost: 60,
+    async run(context, results) {
+      const base = resultOf<EvalStageResult>(results, "eval-base-strong");
+      const rl = resultOf<EvalStageResult>(results, "eval-rl-base");
+      const result = await runBoundary({
+        directories: [base.directory, rl.directory],
+        out: context.dir,
+        scorerFor: (run) => scorerForPolicySpec(run.config.policy),
+        perplexityTrajectories: 128,
+        seed: config.seed,
+      });
+      return {
+        directory: context.dir,
+        labels: result.runs.map((run) => run.label),
+        perplexity: result.perplexity.map((entry) => ({
+          trajectoriesOf: entry.trajectoriesOf,
+          scoredBy: entry.scoredBy,
+          perplexity: entry.result.pooled,
+          tokens: entry.result.tokens,
+          scored: entry.result.scored,
+        })),
+        solvable: result.analysis.pairs.map((pair) => ({
+          a: pair.a,
+          b: pair.b,
+          onlyA: pair.solvable.onlyA.length,
+          onlyB: pair.solvable.onlyB.length,
+          both: pair.solvable.both,
+          neither: pair.solvable.neither,
+        })),
+        notes: [...result.analysis.warnings, ...result.perplexityNotes],
+      } satisfies BoundaryStageResult;
+    },
+  });
+
+  // ---- 6. credit assignment: one RL run per estimator on long chains -----------------------------------
+  const credit = config.credit;
+  for (const estimator of credit.estimators) {
+    const turnLevel = ["mt-grpo", "gigpo", "gae"].includes(estimator);
+    const evalPoints = Math.floor(credit.steps / credit.evalEvery) + 2;
+    stages.push({
+      name: creditStageName(estimator),
+      after: [],
+      config: { credit, estimator, base: config.bases.strong, seed: config.seed },
+      cost:
+        credit.steps * credit.tasksPerStep * credit.groupSize * 1.6 +
+        evalPoints * credit.evalTasks * credit.evalSamples,
+      run: (context) =>
+        rlStage(context, {
+          name: `recipe-credit-${estimator}`,
+          base: config.bases.strong,
+          seed: mixSeeds(config.seed, 0xc4),
+          steps: credit.steps,
+          families: [credit.family],
+          tasksPerStep: credit.tasksPerStep,
+          groupSize: credit.groupSize,
+          noise: 0,
+          reward: turnLevel ? credit.turnReward : credit.outcomeReward,
+          estimator,
+          evalEvery: credit.evalEvery,
+          evalTasks: credit.evalTasks,
+          evalSamples: credit.evalSamples,
+          evalFamilies: [credit.family],
+          maxExtraRollouts: credit.tasksPerStep * credit.groupSize,
+          checkpointEvery: credit.evalEvery,
+          keepCheckpoints: 1,
+        } as Partial<RlConfig>),
+    });
+  }
+
+  // ---- 7. tool noise: naive vs noise-aware turn rewards under heavy noise ------------------------------
+  const noise = config.noise;
+  const noiseTasks = noiseEvalTasks(config);
+  for (const variant of ["naive", "aware"] as const) {
+    stages.push({
+      name: noiseRlStageName(variant),
+      after: [],
+      config: {
+        noise: { ...noise, rates: null, evalTasks: null, evalN: null },
+        base: config.bases.strong,
+        seed: config.seed,
+      },
+      cost: noise.steps * noise.tasksPerStep * noise.groupSize * 1.6,
+      run: (context) =>
+        rlStage(context, {
+          name: `recipe-noise-${variant}`,
+          base: config.bases.strong,
+          seed: mixSeeds(config.seed, 0x40),
+          steps: noise.steps,
+          families: ["bridge", "arithmetic", "chain"],
+          tasksPerStep: noise.tasksPerStep,
+          groupSize: noise.groupSize,
+          noise: noise.trainRate,
+          reward: variant === "naive" ? noise.naiveReward : noise.awareReward,
+          estimator: noise.estimator,
+          evalEvery: 0,
+          maxExtraRollouts: noise.tasksPerStep * noise.groupSize,
+          checkpointEvery: Math.max(1, Math.ceil(noise.steps / 2)),
+          keepCheckpoints: 1,
+        } as Partial<RlConfig>),
+    });
+  }
+  const noiseModels: { model: string; after: string[]; policy: (results: StageResults) => string }[] = [
+    { model: "base", after: [], policy: () => config.bases.strong },
+    { model: "naive", after: [noiseRlStageName("naive")], policy: modelOf(noiseRlStageName("naive")) },
+    { model: "aware", after: [noiseRlStageName("aware")], policy: modelOf(noiseRlStageName("aware")) },
+  ];
+  for (const { model, after, policy } of noiseModels) {
+    for (const rate of noise.rates) {
+      stages.push({
+        name: noiseEvalStageName(model, rate),
+        after,
+        config: {
+          rate,
+          evalTasks: noise.evalTasks,
+          n: noise.evalN,
+          eval: config.eval,
+          seed: config.seed,
+          model,
+          base: after.length === 0 ? config.bases.strong : null,
+        },
+        cost: noiseTasks.length * noise.evalN,
+        run: (context, results) =>
+          evalStage(context, {
+            policy: policy(results),
+            tasks: noiseTasks,
+            taskSet: "recipe-noise",
+            ...evalOptions(config),
+            n: noise.evalN,
+            noise: rate,
+          }),
+      });
+    }
+  }
+  return stages;
+}

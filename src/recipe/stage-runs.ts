@@ -1,0 +1,221 @@
+/**
+ * The work of one recipe stage, over the project's own commands: an evaluation (`evaluate`), an
+ * SFT run (`trainSft`), an RL run (`trainRl`). Each works inside its stage folder under a fixed
+ * run name, so a stage started again after a crash reopens the same run and resumes it (an eval
+ * skips the episodes it stored; a trainer continues from its last checkpoint).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { openTrainingRun } from "../cli/training-run.ts";
+import type { PassAtKCurves } from "../eval/curves.ts";
+import { type RolloutStats, rolloutStats } from "../eval/rollout-stats.ts";
+import { type EvalResult, evaluate } from "../eval/run-eval.ts";
+import type { TaskCount } from "../eval/task-counts.ts";
+import { resolvePolicy } from "../policy/resolve.ts";
+import type { BoundaryPoint } from "../rl/boundary-tracker.ts";
+import { parseRlConfig, type RlConfig } from "../rl/config.ts";
+import { trainRl } from "../rl/train.ts";
+import { parseSftConfig, type SftConfig } from "../sft/config.ts";
+import { trainSft } from "../sft/train.ts";
+import { openRunDirectory } from "../store/index.ts";
+import type { RunKind } from "../store/types.ts";
+import type { Task } from "../types/task.ts";
+import type { StageContext } from "./stages.ts";
+
+/** The run folder inside a stage folder. */
+export const STAGE_RUN = "run";
+
+export interface EvalStageResult {
+  /** The eval run directory (`agentrl boundary` and `agentrl passk` read it). */
+  directory: string;
+  runId: string;
+  policy: string;
+  n: number;
+  noise: number;
+  counts: TaskCount[];
+  curves: PassAtKCurves;
+  stats: RolloutStats;
+}
+
+export interface EvalStageOptions {
+  policy: string;
+  tasks: readonly Task[];
+  /** Name of the task set (recorded in the eval config). */
+  taskSet: string;
+  n: number;
+  noise: number;
+  temperature: number;
+  topP: number;
+  seed: number;
+  batch: number;
+}
+
+/** pass@k of a checkpoint on a fixed task list, stored (and resumable) in the stage folder. */
+export async function evalStage(context: StageContext, options: EvalStageOptions): Promise<EvalStageResult> {
+  const policy = await resolvePolicy(options.policy, {
+    temperature: options.temperature,
+    topP: options.topP,
+  });
+  let result: EvalResult;
+  try {
+    result = await evaluate({
+      policy,
+      policySpec: options.policy,
+      tasks: { type: "given", tasks: options.tasks, name: options.taskSet },
+      n: options.n,
+      seed: options.seed,
+      temperature: options.temperature,
+      topP: options.topP,
+      noise: options.noise,
+      batchSize: options.batch,
+      runsRoot: context.dir,
+      runId: STAGE_RUN,
+      signal: context.signal,
+      onProgress: ({ done, total, correct }) =>
+        context.progress(done / total, `correct ${(correct / Math.max(1, done)).toFixed(2)}`),
+    });
+  } finally {
+    await policy.close?.();
+  }
+  const store = openRunDirectory(result.directory!, { readOnly: true });
+  try {
+    return {
+      directory: result.directory!,
+      runId: result.runId,
+      policy: options.policy,
+      n: options.n,
+      noise: options.noise,
+      counts: result.counts,
+      curves: result.curves,
+      stats: rolloutStats(store.trajectories(result.runId)),
+    };
+  } finally {
+    store.close();
+  }
+}
+
+/** Opens the stage's training run: created on the first attempt, reopened (resumed) after a crash. */
+function openStageRun<C extends object>(
+  context: StageContext,
+  kind: RunKind,
+  config: C,
+  parse: (raw: unknown) => C,
+) {
+  const directory = join(context.dir, STAGE_RUN);
+  return openTrainingRun({
+    kind,
+    resume: existsSync(directory) ? directory : undefined,
+    runs: context.dir,
+    runId: STAGE_RUN,
+    parse,
+    fresh: () => config,
+    defaultId: () => STAGE_RUN,
+  });
+}
+
+export interface SftStageResult {
+  modelDir: string;
+  steps: number;
+  finalLoss: number;
+  initialHeldoutLoss: number | null;
+  finalHeldoutLoss: number | null;
+  trajectories: number;
+  seconds: number;
+}
+
+export async function sftStage(context: StageContext, input: Partial<SftConfig>): Promise<SftStageResult> {
+  const config = parseSftConfig({ ...input, out: join(context.dir, "model") });
+  const { directory, store, runId } = openStageRun(context, "sft", config, parseSftConfig);
+  try {
+    const result = await trainSft({
+      config,
+      runDir: directory,
+      store,
+      runId,
+      signal: context.signal,
+      onProgress: ({ step, steps, loss }) => context.progress(step / steps, `loss ${loss.toFixed(3)}`),
+    });
+    store.finishRun(runId, "completed", result);
+    return {
+      modelDir: result.modelDir,
+      steps: result.steps,
+      finalLoss: result.finalLoss,
+      initialHeldoutLoss: result.initialHeldoutLoss,
+      finalHeldoutLoss: result.finalHeldoutLoss,
+      trajectories: result.data.trajectories,
+      seconds: result.seconds,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+/** Per-step metrics kept in the stage result (the report's learning curves). */
+const HISTORY_KEYS = [
+  "reward/mean",
+  "reward/std",
+  "rollout/pass@1",
+  "rollout/tool_calls_per_episode",
+  "rollout/retry_after_error_rate",
+  "rollout/zero_variance_group_fraction",
+  "policy/entropy",
+  "policy/clip_fraction",
+];
+
+export interface RlStageResult {
+  modelDir: string;
+  /** The RL run directory (its store holds every rollout). */
+  directory: string;
+  runId: string;
+  estimator: string;
+  reward: string;
+  steps: number;
+  episodes: number;
+  skipped: { nonfinite: number[]; noSignal: number[] };
+  boundary: BoundaryPoint[];
+  sharpening: { step: number; sincePrevious: boolean; sinceStart: boolean }[];
+  /** Metric key → [step, value] pairs. */
+  history: Record<string, [number, number][]>;
+  seconds: number;
+}
+
+export async function rlStage(context: StageContext, input: Partial<RlConfig>): Promise<RlStageResult> {
+  const config = parseRlConfig({ ...input, out: join(context.dir, "model") });
+  const { directory, store, runId } = openStageRun(context, "rl", config, parseRlConfig);
+  try {
+    const result = await trainRl({
+      config,
+      runDir: directory,
+      store,
+      runId,
+      signal: context.signal,
+      onProgress: ({ step, steps, metrics }) =>
+        context.progress(
+          step / steps,
+          step === 0 ? "start" : `step ${step} reward ${(metrics["reward/mean"] ?? Number.NaN).toFixed(2)}`,
+        ),
+    });
+    store.finishRun(runId, "completed", result);
+    const history: Record<string, [number, number][]> = {};
+    for (const key of HISTORY_KEYS) {
+      const points = store.metrics(runId, key);
+      if (points.length > 0) history[key] = points.map((point) => [point.step, point.value]);
+    }
+    return {
+      modelDir: result.modelDir,
+      directory,
+      runId,
+      estimator: config.estimator,
+      reward: typeof config.reward === "string" ? config.reward : "custom",
+      steps: result.steps,
+      episodes: result.episodes,
+      skipped: result.skipped,
+      boundary: result.boundary,
+      sharpening: result.sharpening,
+      history,
+      seconds: result.seconds,
+    };
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { runStages, type StageSpec, stageKey } from "./stages.ts";
+
+/** A three-stage plan (a → b, c alone) that counts how often each stage's work ran. */
+function plan(
+  configs: { a: number; b: number; c: number },
+  runs: Record<string, number>,
+  failIn?: string,
+): StageSpec[] {
+  const work = (name: string, value: () => number) => async (context: { dir: string }) => {
+    runs[name] = (runs[name] ?? 0) + 1;
+    const partial = join(context.dir, "partial");
+    const resumed = existsSync(partial);
+    writeFileSync(partial, "started");
+    if (failIn === name) throw new Error(`crash in ${name}`);
+    return { value: value(), resumed };
+  };
+  let results: Record<string, unknown> = {};
+  return [
+    { name: "a", after: [], config: configs.a, cost: 1, run: work("a", () => configs.a * 10) },
+    {
+      name: "b",
+      after: ["a"],
+      config: configs.b,
+      cost: 2,
+      run: async (context, r) => {
+        results = r;
+        return work("b", () => (results.a as { value: number }).value + configs.b)(context);
+      },
+    },
+    { name: "c", after: [], config: configs.c, cost: 1, run: work("c", () => configs.c) },
+  ];
+}
+
+test("stage keys depend on name, config and the dependencies' keys, not on field order", () => {
+  assert.equal(stageKey("a", { x: 1, y: 2 }, []), stageKey("a", { y: 2, x: 1 }, []));
+  assert.notEqual(stageKey("a", { x: 1 }, []), stageKey("a", { x: 2 }, []));
+  assert.notEqual(stageKey("a", { x: 1 }, []), stageKey("b", { x: 1 }, []));
+  assert.notEqual(stageKey("a", { x: 1 }, ["k1"]), stageKey("a", { x: 1 }, ["k2"]));
+});
+
+test("completed stages are reused; a changed config redoes that stage and its dependents only", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  const runs: Record<string, number> = {};
+  const first = await runStages(plan({ a: 1, b: 2, c: 3 }, runs), { root });
+  assert.deepEqual(first.results.b, { value: 12, resumed: false });
+  assert.deepEqual(runs, { a: 1, b: 1, c: 1 });
+
+  const again = await runStages(plan({ a: 1, b: 2, c: 3 }, runs), { root });
+  assert.deepEqual(runs, { a: 1, b: 1, c: 1 });
+  assert.deepEqual(
+    again.outcomes.map((o) => o.cached),
+    [true, true, true],
+  );
+  assert.deepEqual(again.results.b, first.results.b);
+
+  await runStages(plan({ a: 5, b: 2, c: 3 }, runs), { root });
+  assert.deepEqual(runs, { a: 2, b: 2, c: 1 }, "a changed: a and b rerun, c is cached");
+  const stored = JSON.parse(readFileSync(join(root, "stages", "b", "stage.json"), "utf8"));
+  assert.equal(stored.status, "completed");
+  assert.deepEqual(stored.result, { value: 52, resumed: false }, "b's folder was cleared for the new key");
+
+  await runStages(plan({ a: 5, b: 2, c: 3 }, runs), { root, version: 2 });
+  assert.deepEqual(runs, { a: 3, b: 3, c: 2 }, "a new version reruns everything");
+});
+
+test("a stage that crashed reruns in its own folder (what it stored is still there) and the plan completes", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  const runs: Record<string, number> = {};
+  await assert.rejects(runStages(plan({ a: 1, b: 2, c: 3 }, runs, "b"), { root }), /crash in b/);
+  assert.deepEqual(runs, { a: 1, b: 1 });
+  const resumed = await runStages(plan({ a: 1, b: 2, c: 3 }, runs), { root });
+  assert.deepEqual(runs, { a: 1, b: 2, c: 1 }, "only the crashed stage and those after it run");
+  assert.deepEqual(resumed.results.b, { value: 12, resumed: true });
+});
+
+test("progress covers only the stages that run, and a plan naming a later stage as a dependency fails", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  const runs: Record<string, number> = {};
+  await runStages(plan({ a: 1, b: 2, c: 3 }, runs).slice(0, 1), { root });
+  const totals = new Set<number>();
+  let last = 0;
+  await runStages(plan({ a: 1, b: 2, c: 3 }, runs), {
+    root,
+    onProgress: ({ done, total }) => {
+      totals.add(total);
+      assert.ok(done >= last - 1e-9);
+      last = done;
+    },
+  });
+  assert.deepEqual([...totals], [3], "a is cached: the total is b's and c's cost");
+  assert.equal(last, 3);
+  const [a, b] = plan({ a: 1, b: 2, c: 3 }, runs);
+  await assert.rejects(runStages([b, a], { root }), /needs "a", which does not come before it/);
+});

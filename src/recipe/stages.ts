@@ -1,0 +1,189 @@
+/**
+ * Cached, resumable pipeline stages. A stage has a name, the stages it reads, the slice of config
+ * it depends on and a rough cost; its key is the SHA-256 of (name, config slice, the keys of its
+ * dependencies), so changing one stage's config redoes that stage and everything downstream, and
+ * nothing else. Each stage works in `<root>/stages/<name>/` and ends by writing `stage.json`
+ * (`status: "completed"`, its key, its JSON result):
+ *
+ *   - completed with the same key      → the stored result is used, nothing runs;
+ *   - started with the same key        → the stage runs again in its folder, and the trainers and
+ *     evals inside resume from what they stored (checkpoints, episodes), so a crash loses at most
+ *     the step in flight;
+ *   - any other key (the config changed) → the folder is deleted and the stage runs from scratch.
+ *
+ * Progress: the plan's total cost is the sum of the costs of the stages that will run; each stage
+ * reports its own fraction done, so one bar with one ETA covers the whole pipeline.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface StageContext {
+  /** The stage's own folder (created). */
+  dir: string;
+  /** Reports the fraction of the stage done, in [0, 1], with a short status line. */
+  progress(fraction: number, info?: string): void;
+  signal?: AbortSignal;
+}
+
+/** Results of the stages run so far, by stage name. */
+export type StageResults = Record<string, unknown>;
+
+export interface StageSpec {
+  name: string;
+  /** Stages whose results this one reads (they come earlier in the plan). */
+  after: readonly string[];
+  /** Everything of the config this stage depends on (hashed into its key). */
+  config: unknown;
+  /** Rough cost in episode-equivalents, for the ETA. */
+  cost: number;
+  run(context: StageContext, results: StageResults): Promise<unknown>;
+}
+
+interface StageFile {
+  name: string;
+  key: string;
+  status: "running" | "completed";
+  startedAt: string;
+  finishedAt?: string;
+  seconds?: number;
+  result?: unknown;
+}
+
+export interface StageOutcome {
+  name: string;
+  key: string;
+  cached: boolean;
+  seconds: number;
+}
+
+export interface RunStagesOptions {
+  root: string;
+  /** Hashed into every key: bump it when what a stage computes changes without its config changing. */
+  version?: number;
+  /** Called when a stage starts and as it progresses: overall fraction of the work left at the start. */
+  onProgress?: (update: { stage: string; done: number; total: number; info?: string }) => void;
+  onStage?: (outcome: StageOutcome & { event: "start" | "end" }) => void;
+  signal?: AbortSignal;
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The cache key of a stage: its name, its config slice and its dependencies' keys. */
+export function stageKey(name: string, config: unknown, dependencyKeys: readonly string[]): string {
+  return createHash("sha256")
+    .update(stableJson({ name, config, after: dependencyKeys }))
+    .digest("hex")
+    .slice(0, 16);
+}
+
+function readStageFile(dir: string): StageFile | null {
+  const path = join(dir, "stage.json");
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as StageFile;
+  } catch {
+    return null; // a torn write: treated as a stage that never finished
+  }
+}
+
+function writeStageFile(dir: string, file: StageFile): void {
+  const path = join(dir, "stage.json");
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(file, null, 2)}\n`);
+  renameSync(`${path}.tmp`, path); // atomic: a crash leaves the old file or the new one, never half of one
+}
+
+/**
+ * Runs the stages in order (each after its dependencies), reusing completed ones whose key has not
+ * changed. Returns every stage's result and what ran.
+ */
+export async function runStages(
+  stages: readonly StageSpec[],
+  options: RunStagesOptions,
+): Promise<{ results: StageResults; outcomes: StageOutcome[] }> {
+  const keys = new Map<string, string>();
+  const names = new Set<string>();
+  for (const stage of stages) {
+    if (names.has(stage.name)) throw new Error(`recipe: stage "${stage.name}" is defined twice`);
+    for (const dependency of stage.after) {
+      if (!names.has(dependency))
+        throw new Error(`recipe: stage "${stage.name}" needs "${dependency}", which does not come before it`);
+    }
+    names.add(stage.name);
+    keys.set(
+      stage.name,
+      stageKey(
+        stage.name,
+        { version: options.version ?? 0, config: stage.config },
+        stage.after.map((dependency) => keys.get(dependency)!),
+      ),
+    );
+  }
+  const dirOf = (name: string) => join(options.root, "stages", name);
+  const isCached = (name: string) => {
+    const file = readStageFile(dirOf(name));
+    return file?.status === "completed" && file.key === keys.get(name);
+  };
+  const total = stages.filter((stage) => !isCached(stage.name)).reduce((sum, stage) => sum + stage.cost, 0);
+  let done = 0;
+  const results: StageResults = {};
+  const outcomes: StageOutcome[] = [];
+  for (const stage of stages) {
+    options.signal?.throwIfAborted();
+    const key = keys.get(stage.name)!;
+    const dir = dirOf(stage.name);
+    const existing = readStageFile(dir);
+    if (existing?.status === "completed" && existing.key === key) {
+      results[stage.name] = existing.result;
+      const outcome = { name: stage.name, key, cached: true, seconds: existing.seconds ?? 0 };
+      outcomes.push(outcome);
+      options.onStage?.({ ...outcome, event: "end" });
+      continue;
+    }
+    if (existing && existing.key !== key) rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const startedAt = new Date().toISOString();
+    writeStageFile(dir, { name: stage.name, key, status: "running", startedAt });
+    options.onStage?.({ name: stage.name, key, cached: false, seconds: 0, event: "start" });
+    const started = performance.now();
+    const context: StageContext = {
+      dir,
+      signal: options.signal,
+      progress: (fraction, info) =>
+        options.onProgress?.({
+          stage: stage.name,
+          done: done + stage.cost * Math.min(1, Math.max(0, fraction)),
+          total,
+          info,
+        }),
+    };
+    context.progress(0);
+    const result = await stage.run(context, results);
+    const seconds = (performance.now() - started) / 1000;
+    writeStageFile(dir, {
+      name: stage.name,
+      key,
+      status: "completed",
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      seconds,
+      result,
+    });
+    results[stage.name] = result;
+    context.progress(1);
+    done += stage.cost;
+    const outcome = { name: stage.name, key, cached: false, seconds };
+    outcomes.push(outcome);
+    options.onStage?.({ ...outcome, event: "end" });
+  }
+  return { results, outcomes };
+}
