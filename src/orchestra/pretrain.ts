@@ -73,7 +73,7 @@ export function writeOrchestratorCard(
     "",
     "## Training",
     "",
-    `${result.steps} steps, ${(result.tokens / 1e6).toFixed(2)}M tokens (${(result.policyTokens / 1e6).toFixed(2)}M policy tokens in the loss), ${(result.seconds / 60).toFixed(1)} min on ${card.machine}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}; loss weight of prompt and observation tokens ${config.contextLossWeight}. Reproduce with \`scripts/orchestrator-base.sh\`.`,
+    `${result.steps} steps, ${(result.tokens / 1e6).toFixed(2)}M tokens (${(result.policyTokens / 1e6).toFixed(2)}M policy tokens in the loss), ${(result.seconds / 60).toFixed(1)} min on ${card.machine}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}; loss weight of prompt and observation tokens ${config.contextLossWeight}. Reproduce with \`scripts/orchestrator.sh\`.`,
     "",
     ...(evaluation
       ? [

@@ -4,6 +4,8 @@
  * (env.ts). The config is the RL config (src/rl/config.ts) with orchestration defaults plus an
  * `orchestra` block: which axes, the largest axis value, the degree and the sub-agents' competence.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { z } from "zod";
 import { createRng, mixSeeds } from "../core/random.ts";
 import { parseRlConfig, type RlConfig } from "../rl/config.ts";
@@ -116,4 +118,47 @@ export async function trainOrchestrator(
       reward: (trajectory) => withOrchestraReward(trajectory),
     },
   });
+}
+
+/** Writes `MODEL_CARD.md` and `card.json` next to a trained orchestrator, from its run's metrics. */
+export function writeTrainedOrchestratorCard(
+  config: OrchestraTrainConfig,
+  result: RlResult,
+  curve: { reward: { step: number; value: number }[]; accuracy: { step: number; value: number }[] },
+): void {
+  const window = (points: { value: number }[], from: number, to?: number) => {
+    const slice = points.slice(from, to);
+    return slice.reduce((sum, point) => sum + point.value, 0) / Math.max(1, slice.length);
+  };
+  const first = { reward: window(curve.reward, 0, 5), accuracy: window(curve.accuracy, 0, 5) };
+  const last = {
+    reward: window(curve.reward, -5, undefined),
+    accuracy: window(curve.accuracy, -5, undefined),
+  };
+  const card = {
+    name: config.rl.name,
+    base: config.rl.base,
+    config,
+    result: { ...result, lastMetrics: undefined },
+    first,
+    last,
+    curve,
+  };
+  writeFileSync(join(result.modelDir, "card.json"), `${JSON.stringify(card, null, 2)}\n`);
+  const lines = [
+    `# ${config.rl.name}`,
+    "",
+    `GRPO of \`${config.rl.base}\` as an orchestrator (\`agentrl orchestra train\`, src/orchestra/train.ts): reward 0.9 · correct + 0.1 · no execution error, ${config.orchestra.degree}-degree orchestration, ${config.orchestra.competence} sub-agents, train tasks of ${config.orchestra.axes.join(", ")} at values up to ${config.orchestra.maxValue}.`,
+    "",
+    `${result.steps} steps of ${config.rl.tasksPerStep} tasks × ${config.rl.groupSize} rollouts (dynamic sampling, up to ${config.rl.maxExtraRollouts} extra rollouts a step), learning rate ${config.rl.learningRate}, seed ${config.rl.seed}; ${result.episodes} episodes in ${(result.seconds / 60).toFixed(1)} min on ${process.platform} ${process.arch}, Node ${process.versions.node}.`,
+    "",
+    "| rollouts (temperature 1) | reward | accuracy |",
+    "| --- | --- | --- |",
+    `| first 5 steps | ${first.reward.toFixed(3)} | ${(100 * first.accuracy).toFixed(1)}% |`,
+    `| last 5 steps | ${last.reward.toFixed(3)} | ${(100 * last.accuracy).toFixed(1)}% |`,
+    "",
+    "Per-axis test results against the single agent and the fixed strategies: `agentrl orchestra report` (scripts/orchestrator.sh).",
+    "",
+  ];
+  writeFileSync(join(result.modelDir, "MODEL_CARD.md"), lines.join("\n"));
 }

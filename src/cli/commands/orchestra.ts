@@ -18,6 +18,7 @@ import {
   type OrchestraTrainConfig,
   parseOrchestraTrainConfig,
   trainOrchestrator,
+  writeTrainedOrchestratorCard,
 } from "../../orchestra/train.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { parsePretrainConfig } from "../../pretrain/config.ts";
@@ -249,6 +250,10 @@ export function register(program: Command): void {
             },
           });
           progress.stop();
+          writeTrainedOrchestratorCard(config, result, {
+            reward: store.metrics(runId, "reward/mean"),
+            accuracy: store.metrics(runId, "rollout/pass@1"),
+          });
           store.finishRun(runId, "completed", result);
           if (options.json) console.log(JSON.stringify({ run: directory, ...result }, null, 2));
           else {
