@@ -43,7 +43,7 @@ export function orchestraVocabulary(): string[] {
     }
   };
   for (const tool of ORCHESTRA_TOOLS) add(`<${tool}> </${tool}>`);
-  add(`what is of plus ? or : ; + ${SUB_AGENTS.join(" ")}`);
+  add(`what is of plus ? or : ; + part step question ${SUB_AGENTS.join(" ")}`);
   for (const word of Object.values(ATTRIBUTE_WORDS)) add(word);
   for (const message of [
     ...Object.values(SUB_AGENT_MESSAGES),

@@ -217,3 +217,45 @@ test("every corpus episode is written in the orchestrator's vocabulary (no unkno
     for (const text of texts) assert.ok(!tokenizer.encode(text).includes(tokenizer.unkId), text);
   }
 });
+
+test("references pass results between sub-agents along the blackboard; a missing input is the orchestrator's error", async () => {
+  const depthTask = generateOrchestraTasks({ axis: "depth", value: 2, count: 1, seed: 3, split: "test" })[0];
+  const { trajectory } = await run(
+    depthTask,
+    "high",
+    (turn) =>
+      [
+        " <searcher> part 1 step 2 </searcher>",
+        " <searcher> part 1 step 1 </searcher>",
+        " <verifier> part 1 step 2 </verifier>",
+        ` <answer> ${depthTask.answer} </answer>`,
+      ][turn],
+  );
+  const [inner, outer] = orchestraMetadata(depthTask)!.graph.nodes;
+  assert.equal(trajectory.turns[0].toolResult?.content, "error : missing input");
+  assert.equal(trajectory.turns[1].toolResult?.content, inner.value);
+  assert.equal(trajectory.turns[2].toolResult?.content, outer.value);
+  assert.equal(executionErrors(trajectory), 1);
+  assert.ok(trajectory.correct);
+
+  const [a, b, c] = lookups(breadthTask);
+  const sum = await run(
+    breadthTask,
+    "high",
+    (turn) =>
+      [
+        " <calculator> part 1 + part 2 + part 3 </calculator>",
+        " <parallel> searcher : part 1 ; searcher : part 2 ; verifier : part 3 </parallel>",
+        " <calculator> part 1 + part 2 + part 3 </calculator>",
+        " <solver> question </solver>",
+      ][turn] ?? " <answer> 0 </answer>",
+  );
+  assert.equal(sum.trajectory.turns[0].toolResult?.content, "error : missing input");
+  assert.equal(
+    sum.trajectory.turns[1].toolResult?.content,
+    `1 : ${a.value} ; 2 : ${b.value} ; 3 : ${c.value}`,
+  );
+  assert.equal(sum.trajectory.turns[2].toolResult?.content, breadthTask.answer);
+  assert.equal(sum.trajectory.turns[3].toolResult?.content, breadthTask.answer);
+  assert.deepEqual(countCalls(sum.trajectory), { calls: 6, parallel: 3 });
+});

@@ -9,10 +9,12 @@
  *   in. A malformed plan (an unknown agent, a missing question, a nested `parallel`, more than
  *   `MAX_PARALLEL_CALLS` calls) runs nothing and is recorded as `error : invalid plan`.
  * - A malformed action (no tag, an unknown sub-agent tag) is the loop's own format-error turn.
+ * - Sub-agents of an episode share a blackboard, so a reference (`part 1 step 2`, `part 1 + part 2`)
+ *   takes its input from earlier calls: the edges of the multi-agent system (references.ts).
  *
  * Reward (MAS-Orchestra): 0.9 · correct + 0.1 · (the episode executed without error), where an
  * execution error is the orchestrator's fault: a format-error turn, a rejected call or plan, a
- * question a sub-agent cannot parse, or no answer at all. A sub-agent's own failures (its
+ * question a sub-agent cannot parse, a reference whose input is missing, or no answer at all. A sub-agent's own failures (its
  * competence) are not execution errors.
  */
 import { z } from "zod";
@@ -145,6 +147,7 @@ const EXECUTION_ERRORS: readonly string[] = [
   SUB_AGENT_MESSAGES.notALookup,
   SUB_AGENT_MESSAGES.notASum,
   SUB_AGENT_MESSAGES.notFound,
+  SUB_AGENT_MESSAGES.missingInput,
 ];
 
 /** Execution errors of an episode: format errors, rejected or unparseable calls, no answer. */

@@ -19,6 +19,7 @@ import { ORCHESTRA_MESSAGES } from "./env.ts";
 import { orchestraMetadata } from "./generate.ts";
 import type { OrchestraGraph, OrchestraNode } from "./graph.ts";
 import { renderLookup, renderTerm } from "./question.ts";
+import { partsOf, referenceOf } from "./references.ts";
 import type { SubAgentName } from "./sub-agents.ts";
 
 export interface StrategyOptions {
@@ -34,6 +35,11 @@ export interface StrategyOptions {
   chains?: boolean;
   /** Probability of copying a value wrongly. */
   slip?: number;
+  /**
+   * Name sub-tasks by reference (`part 2 step 1`, `part 1 + part 2`, `question`: references.ts)
+   * instead of writing them out with names and numbers (default true).
+   */
+  references?: boolean;
 }
 
 /** The fixed strategies of the evaluation, by name. */
@@ -49,6 +55,8 @@ interface Call {
   node: number;
   purpose: "value" | "check";
   attempts: number;
+  /** The call reads one hop (the verifier can check it). */
+  oneHop: boolean;
 }
 
 interface EpisodeState {
@@ -84,7 +92,10 @@ export function createStrategyPolicy(options: StrategyOptions): Policy {
     if (options.mode === "guess" || !graph) return step(renderAnswer(String(state.rng.range(10, 99999))));
     const last = context.turns.at(-1);
     if (options.mode === "delegate") {
-      if (!last) return step(renderToolCall("solver", context.task.question));
+      if (!last)
+        return step(
+          renderToolCall("solver", options.references === false ? context.task.question : "question"),
+        );
       return step(renderAnswer(firstValue(last.toolResult?.content ?? "") ?? GIVE_UP_ANSWER));
     }
     if (last) absorb(state, last.toolResult?.content ?? "", options);
@@ -154,7 +165,7 @@ function absorb(state: EpisodeState, content: string, options: StrategyOptions) 
     } else if (
       call.agent === "searcher" &&
       ((conflict && options.verify !== "none" && options.verify !== undefined) || options.verify === "all") &&
-      !call.question.includes(" of ", call.question.indexOf(" of ") + 1)
+      call.oneHop
     ) {
       state.unchecked.set(call.node, value);
     } else {
@@ -165,6 +176,7 @@ function absorb(state: EpisodeState, content: string, options: StrategyOptions) 
 
 /** The calls of the next turn: retries first, then cross-checks, then every ready sub-task. */
 function nextCalls(graph: OrchestraGraph, state: EpisodeState, options: StrategyOptions): Call[] {
+  const refs = options.references !== false;
   const ready: Call[] = [...state.retry];
   state.retry = [];
   for (const node of state.unchecked.keys()) {
@@ -173,38 +185,54 @@ function nextCalls(graph: OrchestraGraph, state: EpisodeState, options: Strategy
     const entity = lookup.deps.length === 0 ? lookup.entity! : state.values.get(lookup.deps[0])!;
     ready.push({
       agent: "verifier",
-      question: renderLookup(lookup.attribute, entity),
+      question: refs ? referenceOf(graph, node, true) : renderLookup(lookup.attribute, entity),
       node,
       purpose: "check",
       attempts: 0,
+      oneHop: true,
     });
   }
   const busy = new Set([...ready.map((call) => call.node), ...state.unchecked.keys()]);
-  const needed = neededNodes(graph, options.chains === true);
+  const chains = options.chains === true;
+  const needed = neededNodes(graph, chains);
+  const chainLength = new Map(
+    partsOf(graph).flatMap((chain) => chain.map((id) => [id, chain.length] as const)),
+  );
   for (const node of graph.nodes) {
     if (!needed.has(node.id) || state.values.has(node.id) || busy.has(node.id)) continue;
-    if (options.chains && node.kind === "lookup") {
+    if (chains && node.kind === "lookup") {
       ready.push({
         agent: "searcher",
-        question: renderTerm(graph, node),
+        question: refs ? referenceOf(graph, node.id, false) : renderTerm(graph, node),
         node: node.id,
         purpose: "value",
         attempts: 0,
+        oneHop: chainLength.get(node.id) === 1,
       });
       continue;
     }
     if (!node.deps.every((dep) => state.values.has(dep))) continue;
     if (node.kind === "calc") {
-      const question = node.deps.map((dep) => state.values.get(dep)!).join(" + ");
-      ready.push({ agent: "calculator", question, node: node.id, purpose: "value", attempts: 0 });
+      const question = refs
+        ? referenceOf(graph, node.id, true)
+        : node.deps.map((dep) => state.values.get(dep)!).join(" + ");
+      ready.push({
+        agent: "calculator",
+        question,
+        node: node.id,
+        purpose: "value",
+        attempts: 0,
+        oneHop: false,
+      });
     } else {
       const entity = node.deps.length === 0 ? node.entity! : state.values.get(node.deps[0])!;
       ready.push({
         agent: "searcher",
-        question: renderLookup(node.attribute, entity),
+        question: refs ? referenceOf(graph, node.id, true) : renderLookup(node.attribute, entity),
         node: node.id,
         purpose: "value",
         attempts: 0,
+        oneHop: true,
       });
     }
   }

@@ -14,6 +14,11 @@
  * - `solver`: a single agent doing everything: the whole question, every lookup and the sum, with
  *   no cross-checking (picks the first of conflicting values). Low-degree delegation hands it the
  *   question; the single-agent baseline is this worker on its own.
+ *
+ * A call's question is either a reference (`part 2 step 1`, `part 1 + part 2`, `question`;
+ * references.ts), resolved against the episode's blackboard, or free text in the question grammar
+ * (`population of zenda`, `4213 + 118`). References let a small model orchestrate without copying
+ * names and numbers; free text is what a large model would write.
  */
 import { z } from "zod";
 import { createRng, hashString, mixSeeds, type Rng } from "../core/random.ts";
@@ -24,6 +29,7 @@ import type { AnyTool, Tool, ToolResult } from "../types/tool.ts";
 import { type Attribute, indexWorld, parseDocuments, type WorldIndex } from "../world/index.ts";
 import { orchestraMetadata } from "./generate.ts";
 import { parseTerms, type Term } from "./question.ts";
+import { parseReference, partsOf, type Reference } from "./references.ts";
 
 export const SUB_AGENTS = ["searcher", "verifier", "calculator", "solver"] as const;
 export type SubAgentName = (typeof SUB_AGENTS)[number];
@@ -34,6 +40,7 @@ export const SUB_AGENT_MESSAGES = {
   notALookup: "error : not a lookup",
   notASum: "error : not a sum",
   notFound: "error : not found",
+  missingInput: "error : missing input",
 } as const;
 
 export const SUB_AGENT_DESCRIPTIONS: Record<SubAgentName, string> = {
@@ -171,9 +178,63 @@ export async function solveQuestion(worker: Worker, question: string, rng: Rng):
   return resultOf(total.ok ? { ...total, silent: silent || total.silent } : total);
 }
 
-/** The sub-agent tools of one episode of `task` (errors drawn from `seed`). */
+/** What the sub-agents of one episode found, by part and by step (references.ts). */
+interface Blackboard {
+  parts: Map<number, string>;
+  steps: Map<string, string>;
+}
+
+/**
+ * A lookup by reference: the whole chain of a part, or one step whose entity is the question's
+ * (step 1) or the blackboard's value of the step before. Writes what it finds to the blackboard.
+ */
+async function lookupReference(
+  worker: Worker,
+  graph: ReturnType<typeof orchestraGraph>,
+  board: Blackboard,
+  ref: Extract<Reference, { kind: "part" }>,
+  rng: Rng,
+  options: { crossCheck: boolean; oneHop: boolean },
+): Promise<ToolResult> {
+  const chain = graph ? partsOf(graph)[ref.part - 1] : undefined;
+  if (!graph || !chain || (ref.step !== undefined && ref.step > chain.length)) {
+    return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.notALookup });
+  }
+  const node = (id: number) => graph.nodes[id] as Extract<(typeof graph.nodes)[number], { kind: "lookup" }>;
+  const first = ref.step ?? 1;
+  const last = ref.step ?? chain.length;
+  if (options.oneHop && first !== last)
+    return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.notALookup });
+  const entity = first === 1 ? node(chain[0]).entity : board.steps.get(`${ref.part}.${first - 1}`);
+  if (entity === undefined) return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.missingInput });
+  const term = {
+    attributes: chain
+      .slice(first - 1, last)
+      .map((id) => node(id).attribute)
+      .reverse(),
+    entity,
+  };
+  const step = await worker.lookup(term, rng, options.crossCheck);
+  if (step.ok) {
+    const value = step.conflict ? step.conflict[0] : step.value;
+    board.steps.set(`${ref.part}.${last}`, value);
+    if (last === chain.length) board.parts.set(ref.part, value);
+  }
+  return resultOf(step);
+}
+
+function orchestraGraph(task: Task) {
+  return orchestraMetadata(task)?.graph;
+}
+
+/**
+ * The sub-agent tools of one episode of `task` (errors drawn from `seed`). A call's question is a
+ * reference (references.ts) or free text in the question grammar.
+ */
 export function createSubAgents(task: Task, seed: number, options: SubAgentOptions): Tool<QuestionArgs>[] {
   const worker = new Worker(task, options.errorRate);
+  const graph = orchestraGraph(task);
+  const board: Blackboard = { parts: new Map(), steps: new Map() };
   const base = createRng(mixSeeds(seed, hashString(task.id)));
   const make = (
     name: SubAgentName,
@@ -194,34 +255,46 @@ export function createSubAgents(task: Task, seed: number, options: SubAgentOptio
       },
     };
   };
+  const notALookup = () => resultOf({ ok: false, content: SUB_AGENT_MESSAGES.notALookup });
   return [
     make("searcher", async (question, rng) => {
-      const terms = parseTerms(question);
-      if (!terms || terms.length !== 1 || !isLookup(terms[0]))
-        return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.notALookup });
+      const ref = parseReference(question);
+      if (ref?.kind === "part")
+        return lookupReference(worker, graph, board, ref, rng, { crossCheck: false, oneHop: false });
+      const terms = ref ? null : parseTerms(question);
+      if (!terms || terms.length !== 1 || !isLookup(terms[0])) return notALookup();
       return resultOf(await worker.lookup(terms[0], rng, false));
     }),
     make("verifier", async (question, rng) => {
-      const terms = parseTerms(question);
+      const ref = parseReference(question);
+      if (ref?.kind === "part")
+        return lookupReference(worker, graph, board, ref, rng, { crossCheck: true, oneHop: true });
+      const terms = ref ? null : parseTerms(question);
       const term = terms?.[0];
-      if (!terms || terms.length !== 1 || !term || !isLookup(term) || term.attributes.length !== 1) {
-        return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.notALookup });
-      }
+      if (!terms || terms.length !== 1 || !term || !isLookup(term) || term.attributes.length !== 1)
+        return notALookup();
       return resultOf(await worker.lookup(term, rng, true));
     }),
     make("calculator", async (question, rng) => {
-      const terms = parseTerms(question);
-      if (!terms || terms.length < 2 || !terms.every((term) => "number" in term)) {
+      const numbers: string[] = [];
+      for (const part of question.split(/\+|\bplus\b/)) {
+        const ref = parseReference(part);
+        const text = part.trim();
+        if (ref?.kind === "part" && ref.step === undefined) {
+          const value = board.parts.get(ref.part);
+          if (value === undefined) return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.missingInput });
+          numbers.push(value);
+        } else if (/^\d+$/.test(text)) numbers.push(text);
+        else return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.notASum });
+      }
+      if (numbers.length < 2 || !numbers.every((n) => /^\d+$/.test(n))) {
         return resultOf({ ok: false, content: SUB_AGENT_MESSAGES.notASum });
       }
-      return resultOf(
-        await worker.sum(
-          terms.map((term) => (term as { number: string }).number),
-          rng,
-        ),
-      );
+      return resultOf(await worker.sum(numbers, rng));
     }),
-    make("solver", (question, rng) => solveQuestion(worker, question, rng)),
+    make("solver", (question, rng) =>
+      solveQuestion(worker, parseReference(question)?.kind === "question" ? task.question : question, rng),
+    ),
   ];
 }
 
