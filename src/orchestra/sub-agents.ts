@@ -262,17 +262,17 @@ export function createSubAgents(task: Task, seed: number, options: SubAgentOptio
       if (ref?.kind === "part")
         return lookupReference(worker, graph, board, ref, rng, { crossCheck: false, oneHop: false });
       const terms = ref ? null : parseTerms(question);
-      if (!terms || terms.length !== 1 || !isLookup(terms[0])) return notALookup();
-      return resultOf(await worker.lookup(terms[0], rng, false));
+      const term = terms?.length === 1 ? terms[0] : undefined;
+      if (!term || !isLookup(term)) return notALookup();
+      return resultOf(await worker.lookup(term, rng, false));
     }),
     make("verifier", async (question, rng) => {
       const ref = parseReference(question);
       if (ref?.kind === "part")
         return lookupReference(worker, graph, board, ref, rng, { crossCheck: true, oneHop: true });
       const terms = ref ? null : parseTerms(question);
-      const term = terms?.[0];
-      if (!terms || terms.length !== 1 || !term || !isLookup(term) || term.attributes.length !== 1)
-        return notALookup();
+      const term = terms?.length === 1 ? terms[0] : undefined;
+      if (!term || !isLookup(term) || term.attributes.length !== 1) return notALookup();
       return resultOf(await worker.lookup(term, rng, true));
     }),
     make("calculator", async (question, rng) => {
