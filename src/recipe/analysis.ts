@@ -4,7 +4,8 @@
  * a verdict calls a difference only when its interval excludes zero, and otherwise says the run
  * was too small to separate the two. Nothing here knows what result a paper expected.
  */
-import { bootstrapMeans, type Interval } from "../eval/bootstrap.ts";
+import { createRng } from "../core/random.ts";
+import { bootstrapMeans, type Interval, quantileSorted } from "../eval/bootstrap.ts";
 import { passAtK } from "../eval/passk.ts";
 import type { TaskCount } from "../eval/task-counts.ts";
 import { findTemplate } from "../world/index.ts";
@@ -132,6 +133,42 @@ export function byHops(counts: readonly TaskCount[]): HopRow[] {
         zeroVariance: rows.filter((row) => row.c === 0 || row.c === row.n).length / rows.length,
       };
     });
+}
+
+/** Per task of one chain length: 1 when all its samples agree (a group without signal), else 0. */
+export function zeroSignalByHops(counts: readonly TaskCount[], hops: number): number[] {
+  return counts
+    .filter((count) => count.n > 0 && hopsOf(count) === hops)
+    .map((count) => (count.c === 0 || count.c === count.n ? 1 : 0));
+}
+
+/**
+ * Difference of the means of two independent samples (b − a) with a percentile-bootstrap interval
+ * (each sample resampled on its own).
+ */
+export function groupDifference(
+  a: readonly number[],
+  b: readonly number[],
+  seed = 0,
+  resamples = 1000,
+): PairedDifference | null {
+  if (a.length === 0 || b.length === 0) return null;
+  const rng = createRng(seed).fork("group-difference");
+  const mean = (values: readonly number[]) => values.reduce((sum, x) => sum + x, 0) / values.length;
+  const draws = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let sa = 0;
+    let sb = 0;
+    for (let i = 0; i < a.length; i++) sa += a[rng.int(a.length)];
+    for (let i = 0; i < b.length; i++) sb += b[rng.int(b.length)];
+    draws[r] = sb / b.length - sa / a.length;
+  }
+  draws.sort();
+  return {
+    mean: mean(b) - mean(a),
+    interval: { lower: quantileSorted(draws, 0.025), upper: quantileSorted(draws, 0.975) },
+    tasks: a.length + b.length,
+  };
 }
 
 /** Status of a claim that `difference` is positive. */

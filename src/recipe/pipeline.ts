@@ -107,8 +107,9 @@ export function creditStageName(estimator: string): string {
 export function noiseRlStageName(variant: "naive" | "aware"): string {
   return `noise-rl-${variant}`;
 }
-export function noiseEvalStageName(model: string, rate: number): string {
-  return `noise-eval-${model}-${rate}`;
+/** The noise experiment's evaluations of one model: one eval per rate, keyed by the rate. */
+export function noiseEvalStageName(model: string): string {
+  return `noise-eval-${model}`;
 }
 
 /** A stage result by name (the plan guarantees it ran before the stages that read it). */
@@ -428,31 +429,40 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     { model: "aware", after: [noiseRlStageName("aware")], policy: modelOf(noiseRlStageName("aware")) },
   ];
   for (const { model, after, policy } of noiseModels) {
-    for (const rate of noise.rates) {
-      stages.push({
-        name: noiseEvalStageName(model, rate),
-        after,
-        config: {
-          rate,
-          evalTasks: noise.evalTasks,
-          n: noise.evalN,
-          eval: config.eval,
-          seed: config.seed,
-          model,
-          base: after.length === 0 ? config.bases.strong : null,
-        },
-        cost: noiseTasks.length * noise.evalN,
-        run: (context, results) =>
-          evalStage(context, {
-            policy: policy(results),
-            tasks: noiseTasks,
-            taskSet: "recipe-noise",
-            ...evalOptions(config),
-            n: noise.evalN,
-            noise: rate,
-          }),
-      });
-    }
+    stages.push({
+      name: noiseEvalStageName(model),
+      after,
+      config: {
+        rates: noise.rates,
+        evalTasks: noise.evalTasks,
+        n: noise.evalN,
+        eval: config.eval,
+        seed: config.seed,
+        base: after.length === 0 ? config.bases.strong : null,
+      },
+      cost: noiseTasks.length * noise.evalN * noise.rates.length,
+      async run(context, results) {
+        const byRate: Record<string, EvalStageResult> = {};
+        for (const [i, rate] of noise.rates.entries()) {
+          byRate[String(rate)] = await evalStage(
+            {
+              ...context,
+              dir: join(context.dir, `noise-${rate}`),
+              progress: (fraction, info) => context.progress((i + fraction) / noise.rates.length, info),
+            },
+            {
+              policy: policy(results),
+              tasks: noiseTasks,
+              taskSet: "recipe-noise",
+              ...evalOptions(config),
+              n: noise.evalN,
+              noise: rate,
+            },
+          );
+        }
+        return byRate;
+      },
+    });
   }
   return stages;
 }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { RecipeConfig } from "./config.ts";
 import { recipeStages } from "./pipeline.ts";
 import { buildReport, type RecipeReport } from "./report.ts";
+import { childProcessExecutor } from "./stage-child.ts";
 import { type RunStagesOptions, runStages, type StageOutcome } from "./stages.ts";
 
 export interface RunRecipeOptions {
@@ -20,6 +21,8 @@ export interface RunRecipeOptions {
   onProgress?: RunStagesOptions["onProgress"];
   onStage?: RunStagesOptions["onStage"];
   signal?: AbortSignal;
+  /** Run every stage in this process instead of one child process per stage (debugging). */
+  inProcess?: boolean;
 }
 
 export interface RecipeRun {
@@ -40,6 +43,7 @@ export async function runRecipe(options: RunRecipeOptions): Promise<RecipeRun> {
   const { results, outcomes } = await runStages(recipeStages(options.config), {
     root: options.out,
     version: RECIPE_STAGES_VERSION,
+    execute: options.inProcess ? undefined : childProcessExecutor(options.config),
     onProgress: options.onProgress,
     onStage: options.onStage,
     signal: options.signal,

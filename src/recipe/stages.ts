@@ -65,6 +65,8 @@ export interface RunStagesOptions {
   onProgress?: (update: { stage: string; done: number; total: number; info?: string }) => void;
   onStage?: (outcome: StageOutcome & { event: "start" | "end" }) => void;
   signal?: AbortSignal;
+  /** Runs one stage's work (default: `stage.run` in this process; recipe.ts uses child processes). */
+  execute?: (stage: StageSpec, context: StageContext, results: StageResults) => Promise<unknown>;
 }
 
 function stableJson(value: unknown): string {
@@ -167,7 +169,9 @@ export async function runStages(
         }),
     };
     context.progress(0);
-    const result = await stage.run(context, results);
+    const result = await (options.execute
+      ? options.execute(stage, context, results)
+      : stage.run(context, results));
     const seconds = (performance.now() - started) / 1000;
     writeStageFile(dir, {
       name: stage.name,

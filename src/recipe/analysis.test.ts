@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { TaskCount } from "../eval/task-counts.ts";
+import {
+  byHops,
+  gainShrinkage,
+  groupDifference,
+  meanPassAtK,
+  pairedDifference,
+  positiveStatus,
+  proportionDifference,
+  zeroSignalByHops,
+} from "./analysis.ts";
+
+const row = (taskId: string, n: number, c: number, template?: string): TaskCount => ({
+  taskId,
+  family: "lookup",
+  ...(template ? { template } : {}),
+  n,
+  c,
+  policyErrors: 0,
+});
+
+test("paired differences are over shared tasks only, b − a, with an interval around the mean", () => {
+  const a = [row("t1", 4, 0), row("t2", 4, 2), row("t3", 4, 4), row("only-a", 4, 4)];
+  const b = [row("t1", 4, 4), row("t2", 4, 2), row("t3", 4, 4), row("only-b", 4, 0)];
+  const d = pairedDifference(a, b)!;
+  assert.equal(d.tasks, 3);
+  assert.ok(Math.abs(d.mean - 1 / 3) < 1e-12); // (1 − 0 + 0.5 − 0.5 + 1 − 1) / 3
+  assert.ok(d.interval.lower <= d.mean && d.mean <= d.interval.upper);
+  assert.equal(pairedDifference(a, [row("x", 4, 1)]), null);
+});
+
+test("gain shrinkage: a sharpened policy (better pass@1, same pass@k) shrinks; a broadened one does not", () => {
+  // base: every task 1 of 4 correct; RL: 4 of 4 on half the tasks, 0 of 4 on the other half
+  const base = Array.from({ length: 8 }, (_, i) => row(`t${i}`, 4, 1));
+  const sharpened = Array.from({ length: 8 }, (_, i) => row(`t${i}`, 4, i < 4 ? 4 : 0));
+  const shrink = gainShrinkage(base, sharpened, 4)!;
+  // per task: rl@1 − rl@4 = 0 both halves; base@1 − base@4 = 0.25 − 1 = −0.75 → +0.75
+  assert.ok(Math.abs(shrink.mean - 0.75) < 1e-12);
+  assert.equal(positiveStatus(shrink), "reproduced");
+  const same = gainShrinkage(base, base, 4)!;
+  assert.equal(same.mean, 0);
+  assert.equal(positiveStatus(same), "inconclusive");
+});
+
+test("status follows the interval: above zero, below zero, straddling, missing", () => {
+  assert.equal(positiveStatus({ mean: 0.2, interval: { lower: 0.1, upper: 0.3 }, tasks: 9 }), "reproduced");
+  assert.equal(
+    positiveStatus({ mean: -0.2, interval: { lower: -0.3, upper: -0.1 }, tasks: 9 }),
+    "not reproduced",
+  );
+  assert.equal(
+    positiveStatus({ mean: 0.1, interval: { lower: -0.1, upper: 0.3 }, tasks: 9 }),
+    "inconclusive",
+  );
+  assert.equal(positiveStatus(null), "not measured");
+  const p = proportionDifference(0.2, 0.6, 100);
+  assert.ok(Math.abs(p.mean - 0.4) < 1e-12 && p.interval.lower > 0);
+  assert.equal(positiveStatus(proportionDifference(0.2, 0.3, 4)), "inconclusive");
+});
+
+test("by chain length: hops from the template, pass rate, p(1 − p) and the no-signal share", () => {
+  const counts = [
+    row("a", 4, 4, "capital-pop"), // world templates: capital-pop has fewer hops than founder-capital-pop
+    row("b", 4, 2, "capital-pop"),
+    row("c", 4, 0, "founder-capital-pop"),
+    row("d", 4, 1, "founder-capital-pop"),
+    row("e", 4, 1),
+  ];
+  const rows = byHops(counts);
+  assert.equal(rows.length, 2);
+  const [short, long] = rows;
+  assert.ok(short.hops < long.hops);
+  assert.equal(short.tasks, 2);
+  assert.ok(Math.abs(short.passRate - 0.75) < 1e-12);
+  assert.ok(Math.abs(short.returnVariance - 0.125) < 1e-12); // (0 + 0.25) / 2
+  assert.equal(short.zeroVariance, 0.5);
+  assert.deepEqual(zeroSignalByHops(counts, long.hops), [1, 0]);
+  assert.equal(
+    meanPassAtK(counts, 1, (c) => c.template === undefined),
+    0.25,
+  );
+});
+
+test("group difference of independent samples", () => {
+  const d = groupDifference([0, 0, 0, 0, 1], [1, 1, 1, 1, 0], 3)!;
+  assert.ok(Math.abs(d.mean - 0.6) < 1e-12);
+  assert.ok(d.interval.lower <= d.mean && d.mean <= d.interval.upper);
+  assert.equal(groupDifference([], [1]), null);
+});

@@ -1,0 +1,125 @@
+/**
+ * The recipe end to end at the quick preset (what `npm start -- --quick` runs): every stage runs in
+ * its child process, the report is written, every experiment has its verdicts, a second run reuses
+ * every stage, and the page renders in a real browser (headless Chromium through playwright-core)
+ * with its sections and drawn plots and without errors.
+ *
+ * The browser check needs Debian's `chromium` (`.ci/run` installs it). Without it the browser test
+ * is skipped with the reason, unless AGENTRL_REQUIRE_BROWSER=1 (CI), where it fails.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { pathToFileURL } from "node:url";
+import * as recipeCommand from "../cli/commands/recipe.ts";
+import { runCli } from "../cli/testing.ts";
+import { VERDICT_STATUSES } from "./analysis.ts";
+import type { RecipeReport } from "./report.ts";
+
+const CHROMIUM = process.env.AGENTRL_CHROMIUM ?? "/usr/bin/chromium";
+const out = join(mkdtempSync(join(tmpdir(), "agentrl-recipe-")), "quick");
+
+test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun reuses every stage", {
+  timeout: 900_000,
+}, async () => {
+  const first = await runCli(recipeCommand.register, ["recipe", "--quick", "--out", out]);
+  const html = join(out, "report.html");
+  assert.ok(existsSync(html), "report.html written");
+  assert.ok(
+    first.out.some((line) => line.includes(html)),
+    "the CLI prints the report's path",
+  );
+  const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;
+  assert.equal(report.preset, "quick");
+  assert.ok(report.stages.length >= 25, `${report.stages.length} stages`);
+  assert.ok(report.stages.every((stage) => !stage.cached));
+  for (const experiment of ["boundary", "data-first", "credit", "noise", "base"]) {
+    const verdicts = report.verdicts.filter((v) => v.experiment === experiment);
+    assert.ok(verdicts.length > 0, `${experiment} has verdicts`);
+    for (const verdict of verdicts) {
+      assert.ok(VERDICT_STATUSES.includes(verdict.status), verdict.status);
+      assert.ok(verdict.evidence.length > 10, `${verdict.claim}: evidence`);
+    }
+  }
+  // the numbers in report.json are the measured ones: the stored eval curves of the stages
+  const boundary = report.experiments.boundary as { passAt1: { base: number; rl: number } };
+  const stored = JSON.parse(readFileSync(join(out, "stages", "eval-base-strong", "stage.json"), "utf8"));
+  assert.equal(boundary.passAt1.base, stored.result.curves.overall[0].passAtK);
+  const page = readFileSync(html, "utf8");
+  assert.ok(!/<script/i.test(page), "the page has no scripts");
+  assert.ok((page.match(/<svg/g) ?? []).length >= 10, "plots are inlined");
+
+  const second = await runCli(recipeCommand.register, ["recipe", "--quick", "--out", out, "--json"]);
+  const json = JSON.parse(second.out.join("\n"));
+  assert.equal(json.verdicts.length, report.verdicts.length);
+  const again = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;
+  assert.ok(
+    again.stages.every((stage) => stage.cached),
+    "every stage cached on the second run",
+  );
+  assert.deepEqual(again.verdicts, report.verdicts, "the same stored results give the same verdicts");
+});
+
+test("the report renders in headless Chromium with every section and drawn plots, without errors", async (t) => {
+  const html = join(out, "report.html");
+  if (!existsSync(html)) return t.skip("the recipe test did not write a report");
+  if (!existsSync(CHROMIUM)) {
+    const reason = `no Chromium at ${CHROMIUM} (apt-get install chromium, or set AGENTRL_CHROMIUM)`;
+    if (process.env.AGENTRL_REQUIRE_BROWSER === "1") assert.fail(reason);
+    return t.skip(reason);
+  }
+  const { chromium } = await import("playwright-core");
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    page.on("pageerror", (error) => errors.push(String(error)));
+    await page.goto(pathToFileURL(html).href);
+    const titles = await page.$$eval("h2", (elements) =>
+      elements.map((element) => element.textContent ?? ""),
+    );
+    for (const expected of [
+      "Summary",
+      "1. Boundary",
+      "2. Data first",
+      "3. Credit assignment",
+      "4. Tool noise",
+      "5. Choosing the base",
+      "Stages",
+    ]) {
+      assert.ok(
+        titles.some((title) => title.startsWith(expected)),
+        `section "${expected}" in ${titles.join(" | ")}`,
+      );
+    }
+    const plots = await page.$$eval("figure > svg", (elements) =>
+      elements.map((element) => {
+        const box = element.getBoundingClientRect();
+        return {
+          width: box.width,
+          height: box.height,
+          marks: element.querySelectorAll("path, line, rect").length,
+        };
+      }),
+    );
+    assert.ok(plots.length >= 10, `${plots.length} plots`);
+    for (const plot of plots) {
+      assert.ok(plot.width > 100 && plot.height > 100, `a plot is drawn at ${plot.width}x${plot.height}`);
+      assert.ok(plot.marks > 5, "a plot has marks");
+    }
+    const verdictRows = await page.$$eval(
+      "table tr",
+      (rows) =>
+        rows.filter((row) => /REPRODUCED|INCONCLUSIVE|NOT MEASURED/.test(row.textContent ?? "")).length,
+    );
+    assert.ok(verdictRows > 5, `${verdictRows} verdict rows`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});
