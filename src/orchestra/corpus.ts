@@ -6,7 +6,7 @@
  * The corpus is scripted orchestration episodes of mixed quality through the real orchestra env,
  * on train worlds, over every axis at small values, with weak and strong sub-agents: careful
  * decomposition (with and without parallel plans, retries and cross-checks), whole chains sent to
- * the searcher, delegation of the whole question, sloppy copying and guessing. Every episode is
+ * the searcher, delegation of the whole question, answering before the sum and guessing. Every episode is
  * kept, right or wrong, as for the world bases.
  */
 import { createRng, mixSeeds } from "../core/random.ts";
@@ -16,7 +16,13 @@ import { embeddedVocabulary } from "../pretrain/corpus.ts";
 import { FORMAT_ERRORS } from "../tools/index.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { checkAnswer } from "../world/index.ts";
-import { type Degree, ORCHESTRA_BUDGETS, ORCHESTRA_MESSAGES, orchestraToolsFor } from "./env.ts";
+import {
+  type Degree,
+  ORCHESTRA_BUDGETS,
+  ORCHESTRA_MESSAGES,
+  orchestraToolsFor,
+  withOrchestraReward,
+} from "./env.ts";
 import { AXIS_RANGE, generateOrchestraTasks } from "./generate.ts";
 import { AXES } from "./graph.ts";
 import { ATTRIBUTE_WORDS } from "./question.ts";
@@ -43,7 +49,7 @@ export function orchestraVocabulary(): string[] {
     }
   };
   for (const tool of ORCHESTRA_TOOLS) add(`<${tool}> </${tool}>`);
-  add(`what is of plus ? or : ; + part step question ${SUB_AGENTS.join(" ")}`);
+  add(`what is of plus ? or : ; + part step question result ${SUB_AGENTS.join(" ")}`);
   for (const word of Object.values(ATTRIBUTE_WORDS)) add(word);
   for (const message of [
     ...Object.values(SUB_AGENT_MESSAGES),
@@ -82,7 +88,7 @@ export const ORCHESTRA_CORPUS_MIX: { weight: number; strategy: StrategyOptions; 
   {
     weight: 0.1,
     degree: "high",
-    strategy: { id: "sloppy", mode: "decompose", verify: "none", slip: 0.3, parallel: true },
+    strategy: { id: "sloppy", mode: "decompose", verify: "none", skipSum: true, parallel: true },
   },
   { weight: 0.1, degree: "high", strategy: { id: "guesser", mode: "guess" } },
 ];
@@ -113,15 +119,15 @@ export async function orchestraCorpusEpisodes(
           seed: mixSeeds(mixSeeds(seed, index), p * 1000 + i),
         })[0];
       });
-      out.push(
-        ...(await runEpisodes({
-          policy: createStrategyPolicy(part.strategy),
-          episodes: tasks.map((task, i) => ({ task, seed: mixSeeds(mixSeeds(seed, index), p * 7919 + i) })),
-          tools: orchestraToolsFor({ degree: part.degree, errorRate: COMPETENCE_LEVELS[level] }),
-          verify: checkAnswer,
-          budgets: ORCHESTRA_BUDGETS,
-        })),
-      );
+      const episodes = await runEpisodes({
+        policy: createStrategyPolicy(part.strategy),
+        episodes: tasks.map((task, i) => ({ task, seed: mixSeeds(mixSeeds(seed, index), p * 7919 + i) })),
+        tools: orchestraToolsFor({ degree: part.degree, errorRate: COMPETENCE_LEVELS[level] }),
+        verify: checkAnswer,
+        budgets: ORCHESTRA_BUDGETS,
+      });
+      // `result` answers resolved, so the corpus statistics count them right.
+      out.push(...episodes.map((trajectory, i) => withOrchestraReward(trajectory, tasks[i])));
     }
   }
   return rng.shuffle(out).slice(0, count);

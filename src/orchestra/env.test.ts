@@ -13,6 +13,7 @@ import {
   ORCHESTRA_BUDGETS,
   ORCHESTRA_MESSAGES,
   orchestraToolsFor,
+  resolveAnswer,
   withOrchestraReward,
 } from "./env.ts";
 import { generateOrchestraTasks, orchestraMetadata } from "./generate.ts";
@@ -81,7 +82,7 @@ test("low degree: only the first sub-agent call runs; later ones are rejected an
   assert.equal(trajectory.turns[2].toolResult?.status, "error");
   assert.deepEqual(countCalls(trajectory), { calls: 1, parallel: 0 });
   assert.equal(executionErrors(trajectory), 2);
-  assert.equal(withOrchestraReward(trajectory).outcomeReward, 0);
+  assert.equal(withOrchestraReward(trajectory, breadthTask).outcomeReward, 0);
   // No `parallel` tool in low degree: the tag is a format error.
   const low = orchestraToolsFor({ degree: "low", errorRate: 0 })(breadthTask, 1);
   assert.deepEqual(
@@ -141,7 +142,7 @@ test("a malformed call or plan is a recorded failure, never a crash, and costs t
   assert.equal(trajectory.endReason, "answer");
   assert.ok(trajectory.correct);
   assert.equal(executionErrors(trajectory), 3);
-  assert.equal(withOrchestraReward(trajectory).outcomeReward, 0.9);
+  assert.equal(withOrchestraReward(trajectory, breadthTask).outcomeReward, 0.9);
   // A question the searcher cannot parse is the orchestrator's fault too.
   const bad = await run(
     breadthTask,
@@ -172,7 +173,7 @@ test("parallel calls run concurrently and come back in plan order", async () => 
   // b finished first, then c, then a: the observation still lists a, b, c.
   assert.equal(trajectory.turns[0].toolResult?.content, `1 : ${a.value} ; 2 : ${b.value} ; 3 : ${c.value}`);
   assert.deepEqual(countCalls(trajectory), { calls: 3, parallel: 3 });
-  assert.equal(withOrchestraReward(trajectory).outcomeReward, 1);
+  assert.equal(withOrchestraReward(trajectory, breadthTask).outcomeReward, 1);
 });
 
 test("sub-agents: competence sets the failures; a decoy shows up as a conflict the verifier resolves", async () => {
@@ -258,4 +259,38 @@ test("references pass results between sub-agents along the blackboard; a missing
   assert.equal(sum.trajectory.turns[2].toolResult?.content, breadthTask.answer);
   assert.equal(sum.trajectory.turns[3].toolResult?.content, breadthTask.answer);
   assert.deepEqual(countCalls(sum.trajectory), { calls: 6, parallel: 3 });
+});
+
+test("`result` answers with the last call's output: the system's output, as in MAS-Orchestra", async () => {
+  const { trajectory } = await run(
+    breadthTask,
+    "high",
+    (turn) =>
+      [
+        " <parallel> searcher : part 1 ; searcher : part 2 ; searcher : part 3 </parallel>",
+        " <calculator> part 1 + part 2 + part 3 </calculator>",
+        " <answer> result </answer>",
+      ][turn],
+  );
+  assert.equal(trajectory.correct, false, "the loop itself checks the literal answer");
+  const rewarded = withOrchestraReward(trajectory, breadthTask);
+  assert.equal(rewarded.finalAnswer, breadthTask.answer);
+  assert.ok(rewarded.correct);
+  assert.equal(rewarded.outcomeReward, 1);
+  // After a parallel plan, `result` is its last item; after a failed call there is none.
+  const [, , c] = lookups(breadthTask);
+  const early = await run(
+    breadthTask,
+    "high",
+    (turn) =>
+      [" <parallel> searcher : part 1 ; searcher : part 3 </parallel>", " <answer> result </answer>"][turn],
+  );
+  assert.equal(resolveAnswer(early.trajectory), c.value);
+  const failed = await run(
+    breadthTask,
+    "high",
+    (turn) => [" <calculator> part 1 + part 2 </calculator>", " <answer> result </answer>"][turn],
+  );
+  assert.equal(resolveAnswer(failed.trajectory), null);
+  assert.equal(withOrchestraReward(failed.trajectory, breadthTask).outcomeReward, 0);
 });

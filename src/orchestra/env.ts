@@ -24,6 +24,7 @@ import { callTool } from "../tools/index.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool, Tool, ToolResult, ToolStatus } from "../types/tool.ts";
 import type { Trajectory } from "../types/trajectory.ts";
+import { checkAnswer } from "../world/index.ts";
 import {
   createSubAgents,
   SUB_AGENT_MESSAGES,
@@ -171,12 +172,36 @@ export function executionErrors(trajectory: Trajectory): number {
 export const CORRECT_WEIGHT = 0.9;
 export const EXECUTION_WEIGHT = 0.1;
 
-/** 0.9 · correct + 0.1 · (no execution error), written as the outcome reward. */
-export function withOrchestraReward(trajectory: Trajectory): Trajectory {
+/** The answer that means "what the last sub-agent call returned": the system's output. */
+export const RESULT_ANSWER = "result";
+
+/**
+ * The episode's answer with `result` resolved: as in MAS-Orchestra, the multi-agent system's
+ * output is its last agent's output, so the orchestrator may end with `<answer> result </answer>`
+ * instead of copying it. `result` is the last value a sub-agent call returned (the last of a
+ * parallel plan; the first of conflicting values); null when the last call failed or none ran.
+ */
+export function resolveAnswer(trajectory: Trajectory): string | null {
+  const answer = trajectory.finalAnswer;
+  if (answer === null || answer.trim() !== RESULT_ANSWER) return answer;
+  const last = trajectory.turns.findLast((turn) => turn.action.type === "tool-call" && turn.toolResult);
+  if (!last?.toolResult) return null;
+  const items = last.toolResult.content.split(" ; ");
+  const content = (items.at(-1) ?? "").replace(/^\d+ : /, "");
+  if (content === "" || content.startsWith("error")) return null;
+  return content.split(" or ")[0].trim();
+}
+
+/**
+ * The trajectory with `result` resolved (correctness re-checked) and the MAS-Orchestra reward
+ * 0.9 · correct + 0.1 · (no execution error) as its outcome reward.
+ */
+export function withOrchestraReward(trajectory: Trajectory, task: Task): Trajectory {
+  const answer = resolveAnswer(trajectory);
+  const correct = answer !== null && checkAnswer(task, answer);
   const reward =
-    CORRECT_WEIGHT * (trajectory.correct ? 1 : 0) +
-    EXECUTION_WEIGHT * (executionErrors(trajectory) === 0 ? 1 : 0);
-  return { ...trajectory, outcomeReward: reward };
+    CORRECT_WEIGHT * (correct ? 1 : 0) + EXECUTION_WEIGHT * (executionErrors(trajectory) === 0 ? 1 : 0);
+  return { ...trajectory, finalAnswer: answer, correct, outcomeReward: reward };
 }
 
 /** Sub-agent calls of an episode (a parallel plan counts each of its calls) and the parallel ones. */

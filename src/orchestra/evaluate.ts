@@ -37,7 +37,7 @@ export interface PolicyEvaluation {
 }
 
 export async function evaluateOrchestrator(options: PolicyEvaluation): Promise<OrchestraScore> {
-  const trajectories = await runEpisodes({
+  const sampled = await runEpisodes({
     policy: options.policy,
     episodes: options.tasks.map((task, i) => ({ task, seed: options.seed * 100_003 + i })),
     tools: orchestraToolsFor({ degree: options.degree, errorRate: options.errorRate }),
@@ -45,13 +45,15 @@ export async function evaluateOrchestrator(options: PolicyEvaluation): Promise<O
     budgets: ORCHESTRA_BUDGETS,
     batchSize: options.batchSize ?? 64,
   });
+  // Answers resolved (`result`) and rewarded: correctness is the resolved answer's.
+  const trajectories = sampled.map((trajectory, i) => withOrchestraReward(trajectory, options.tasks[i]));
   const n = Math.max(1, trajectories.length);
   const sum = (f: (i: number) => number) => trajectories.reduce((total, _, i) => total + f(i), 0) / n;
   const calls = trajectories.map(countCalls);
   return {
     tasks: trajectories.length,
     accuracy: sum((i) => (trajectories[i].correct ? 1 : 0)),
-    reward: sum((i) => withOrchestraReward(trajectories[i]).outcomeReward ?? 0),
+    reward: sum((i) => trajectories[i].outcomeReward ?? 0),
     callsPerTask: sum((i) => calls[i].calls),
     parallelCallsPerTask: sum((i) => calls[i].parallel),
     executionErrorRate: sum((i) => (executionErrors(trajectories[i]) > 0 ? 1 : 0)),

@@ -10,12 +10,14 @@
  * - `delegate`: hand the whole question to one sub-agent (the solver) and answer what it says;
  * - `guess`: answer a made-up number without calling anyone.
  *
- * `slip` copies a value wrongly with that probability (the corpus's sloppy orchestrators).
+ * `slip` copies a value wrongly with that probability and `skipSum` answers before the sum (the
+ * corpus's sloppy orchestrators). With references (the default) the final answer is `result`, the
+ * last call's output (env.ts); without, the value is copied.
  */
 import { createRng, mixSeeds, type Rng } from "../core/random.ts";
 import { renderAnswer, renderToolCall } from "../env/protocol.ts";
 import type { Policy, PolicyContext, PolicyStep } from "../types/policy.ts";
-import { ORCHESTRA_MESSAGES } from "./env.ts";
+import { ORCHESTRA_MESSAGES, RESULT_ANSWER } from "./env.ts";
 import { orchestraMetadata } from "./generate.ts";
 import type { OrchestraGraph, OrchestraNode } from "./graph.ts";
 import { renderLookup, renderTerm } from "./question.ts";
@@ -40,6 +42,8 @@ export interface StrategyOptions {
    * instead of writing them out with names and numbers (default true).
    */
   references?: boolean;
+  /** Answer once every lookup is in, without the sum (a sloppy orchestrator). */
+  skipSum?: boolean;
 }
 
 /** The fixed strategies of the evaluation, by name. */
@@ -74,6 +78,8 @@ const GIVE_UP_ANSWER = "0";
 export function createStrategyPolicy(options: StrategyOptions): Policy {
   const states = new Map<string, EpisodeState>();
   const step = (text: string): PolicyStep => ({ text, tokenIds: [], logprobs: null, finishReason: "stop" });
+  // With references the system's output is the last call's (`result`); without, the value is copied.
+  const finalAnswer = (value: string) => (options.references === false ? value : RESULT_ANSWER);
 
   const act1 = (context: PolicyContext): PolicyStep => {
     let state = states.get(context.episodeId);
@@ -96,13 +102,18 @@ export function createStrategyPolicy(options: StrategyOptions): Policy {
         return step(
           renderToolCall("solver", options.references === false ? context.task.question : "question"),
         );
-      return step(renderAnswer(firstValue(last.toolResult?.content ?? "") ?? GIVE_UP_ANSWER));
+      const value = firstValue(last.toolResult?.content ?? "");
+      return step(renderAnswer(value === null ? GIVE_UP_ANSWER : finalAnswer(value)));
     }
     if (last) absorb(state, last.toolResult?.content ?? "", options);
     if (state.failed) return step(renderAnswer(GIVE_UP_ANSWER));
     const answerId = graph.nodes.length - 1;
     const done = state.values.get(answerId);
-    if (done !== undefined) return step(renderAnswer(copy(done, state.rng, options.slip)));
+    if (done !== undefined) return step(renderAnswer(finalAnswer(done)));
+    // Sloppy: answer with the last lookup once every lookup is in, skipping the sum.
+    if (options.skipSum && graph.nodes.every((node) => node.kind === "calc" || state.values.has(node.id))) {
+      return step(renderAnswer(finalAnswer(state.values.get(graph.nodes.length - 2) ?? GIVE_UP_ANSWER)));
+    }
     const calls = nextCalls(graph, state, options);
     if (calls.length === 0) return step(renderAnswer(GIVE_UP_ANSWER));
     state.inFlight = calls;

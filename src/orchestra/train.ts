@@ -115,7 +115,7 @@ export async function trainOrchestrator(
         errorRate: errorRateOf(config.orchestra.competence),
       }),
       verify: checkAnswer,
-      reward: (trajectory) => withOrchestraReward(trajectory),
+      reward: withOrchestraReward,
     },
   });
 }
