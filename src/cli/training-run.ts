@@ -6,6 +6,7 @@
 
 import { createRunDirectory, directoryRun, openRunDirectory, type Store } from "../store/index.ts";
 import type { RunKind } from "../store/types.ts";
+import { createProgress, type Progress } from "./progress.ts";
 
 export interface OpenedTrainingRun<C> {
   config: C;
@@ -53,4 +54,33 @@ export function interruptOnSigint(): { signal: AbortSignal; dispose(): void } {
   const interrupt = () => controller.abort();
   process.once("SIGINT", interrupt);
   return { signal: controller.signal, dispose: () => process.off("SIGINT", interrupt) };
+}
+
+/**
+ * The shell of a training command around its work: a progress line, Ctrl-C (`signal`), the run
+ * finished as completed with what `work` returns, or as interrupted / failed with the error, and
+ * the store closed in every case.
+ */
+export async function runTraining<C, R extends object>(
+  run: OpenedTrainingRun<C>,
+  options: { label: string; steps: number; quiet: boolean },
+  work: (context: { progress: Progress; signal: AbortSignal }) => Promise<R>,
+): Promise<R> {
+  const progress = createProgress(options.label, options.steps, { quiet: options.quiet });
+  const interrupt = interruptOnSigint();
+  try {
+    const result = await work({ progress, signal: interrupt.signal });
+    progress.stop();
+    run.store.finishRun(run.runId, "completed", result);
+    return result;
+  } catch (error) {
+    progress.stop();
+    run.store.finishRun(run.runId, interrupt.signal.aborted ? "interrupted" : "failed", {
+      error: String(error),
+    });
+    throw error;
+  } finally {
+    interrupt.dispose();
+    run.store.close();
+  }
 }

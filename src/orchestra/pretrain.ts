@@ -6,10 +6,15 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { resolvePolicy } from "../policy/resolve.ts";
 import type { PretrainConfig } from "../pretrain/config.ts";
 import { type PretrainResult, pretrain } from "../pretrain/pretrain.ts";
 import type { Store } from "../store/index.ts";
 import { ORCHESTRA_CORPUS_MIX, orchestraCorpusEpisodes, orchestraVocabulary } from "./corpus.ts";
+import { evaluateOrchestrator } from "./evaluate.ts";
+import { generateOrchestraTasks } from "./generate.ts";
+import { AXES } from "./graph.ts";
+import { COMPETENCE_LEVELS } from "./sub-agents.ts";
 
 export interface OrchestraPretrainOptions {
   config: PretrainConfig;
@@ -87,4 +92,33 @@ export function writeOrchestratorCard(
       : []),
   ];
   writeFileSync(join(dir, "MODEL_CARD.md"), lines.join("\n"));
+}
+
+/** The card's evaluation: accuracy per axis at value 2 (weak sub-agents, high degree, temperature 1). */
+export async function evaluateBaseForCard(
+  dir: string,
+  tasksPerAxis: number,
+): Promise<{ label: string; accuracy: Record<string, number> }> {
+  const policy = await resolvePolicy(dir, { temperature: 1 });
+  const accuracy: Record<string, number> = {};
+  try {
+    for (const axis of AXES) {
+      const tasks = generateOrchestraTasks({ axis, value: 2, count: tasksPerAxis, seed: 1, split: "test" });
+      accuracy[axis] = (
+        await evaluateOrchestrator({
+          policy,
+          degree: "high",
+          errorRate: COMPETENCE_LEVELS.weak,
+          tasks,
+          seed: 1,
+        })
+      ).accuracy;
+    }
+  } finally {
+    await policy.close?.();
+  }
+  return {
+    label: `value 2, ${tasksPerAxis} test tasks per axis, weak sub-agents, high degree, temperature 1`,
+    accuracy,
+  };
 }

@@ -8,11 +8,14 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { evaluateOrchestrator } from "../../orchestra/evaluate.ts";
 import { runOrchestraExperiment, writeOrchestraReport } from "../../orchestra/experiment.ts";
 import { generateOrchestraTasks, orchestraMetadata, validateAxisValue } from "../../orchestra/generate.ts";
 import { AXES } from "../../orchestra/graph.ts";
-import { pretrainOrchestrator, writeOrchestratorCard } from "../../orchestra/pretrain.ts";
+import {
+  evaluateBaseForCard,
+  pretrainOrchestrator,
+  writeOrchestratorCard,
+} from "../../orchestra/pretrain.ts";
 import { COMPETENCE_LEVELS, type CompetenceLevel } from "../../orchestra/sub-agents.ts";
 import {
   type OrchestraTrainConfig,
@@ -20,10 +23,8 @@ import {
   trainOrchestrator,
   writeTrainedOrchestratorCard,
 } from "../../orchestra/train.ts";
-import { resolvePolicy } from "../../policy/resolve.ts";
 import { parsePretrainConfig } from "../../pretrain/config.ts";
-import { createProgress } from "../progress.ts";
-import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
+import { openTrainingRun, runTraining } from "../training-run.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 function parseValues(raw: string): number[] {
@@ -116,7 +117,7 @@ export function register(program: Command): void {
         if (options.steps) overrides.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });
         if (options.out) overrides.out = options.out;
         const cardTasks = parseNumber("--card-tasks", options.cardTasks, { integer: true, min: 0 });
-        const { config, directory, store, runId } = openTrainingRun({
+        const run = openTrainingRun({
           kind: "pretrain",
           resume: options.resume,
           runs: options.runs,
@@ -124,62 +125,32 @@ export function register(program: Command): void {
           fresh: () => parsePretrainConfig({ ...fromFile, ...overrides }),
           defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
         });
-        const progress = createProgress(`pretrain ${config.name}`, config.steps, {
-          quiet: Boolean(options.json),
-        });
-        try {
-          const result = await pretrainOrchestrator({
-            config,
-            runDir: directory,
-            store,
-            runId,
-            onProgress: (p) =>
-              progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
-          });
-          progress.stop();
-          let evaluation = null;
-          if (cardTasks > 0) {
-            const policy = await resolvePolicy(result.checkpointDir, { temperature: 1 });
-            const accuracy: Record<string, number> = {};
-            for (const axis of AXES) {
-              const tasks = generateOrchestraTasks({
-                axis,
-                value: 2,
-                count: cardTasks,
-                seed: 1,
-                split: "test",
-              });
-              accuracy[axis] = (
-                await evaluateOrchestrator({
-                  policy,
-                  degree: "high",
-                  errorRate: COMPETENCE_LEVELS.weak,
-                  tasks,
-                  seed: 1,
-                })
-              ).accuracy;
-            }
-            await policy.close?.();
-            evaluation = {
-              label: `value 2, ${cardTasks} test tasks per axis, weak sub-agents, high degree, temperature 1`,
-              accuracy,
-            };
-          }
-          writeOrchestratorCard(result.checkpointDir, config, result, evaluation);
-          store.finishRun(runId, "completed", { ...result, evaluation });
-          if (options.json) console.log(JSON.stringify({ run: directory, ...result, evaluation }, null, 2));
-          else {
-            console.log(`orchestrator base written to ${result.checkpointDir} (run ${directory})`);
-            console.log(
-              `${result.steps} steps, final loss ${result.finalLoss.toFixed(4)}, ${(result.seconds / 60).toFixed(1)} min`,
-            );
-            if (evaluation) console.log(`accuracy: ${JSON.stringify(evaluation.accuracy)}`);
-          }
-        } catch (error) {
-          store.finishRun(runId, "failed", { error: String(error) });
-          throw error;
-        } finally {
-          store.close();
+        const { config, directory } = run;
+        const label = `pretrain ${config.name}`;
+        const summary = await runTraining(
+          run,
+          { label, steps: config.steps, quiet: Boolean(options.json) },
+          async ({ progress }) => {
+            const result = await pretrainOrchestrator({
+              ...run,
+              runDir: directory,
+              onProgress: (p) =>
+                progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
+            });
+            progress.stop();
+            const evaluation =
+              cardTasks > 0 ? await evaluateBaseForCard(result.checkpointDir, cardTasks) : null;
+            writeOrchestratorCard(result.checkpointDir, config, result, evaluation);
+            return { ...result, evaluation };
+          },
+        );
+        if (options.json) console.log(JSON.stringify({ run: directory, ...summary }, null, 2));
+        else {
+          console.log(`orchestrator base written to ${summary.checkpointDir} (run ${directory})`);
+          console.log(
+            `${summary.steps} steps, final loss ${summary.finalLoss.toFixed(4)}, ${(summary.seconds / 60).toFixed(1)} min`,
+          );
+          if (summary.evaluation) console.log(`accuracy: ${JSON.stringify(summary.evaluation.accuracy)}`);
         }
       },
     );
@@ -219,7 +190,7 @@ export function register(program: Command): void {
           if (options.seed) raw.seed = parseNumber("--seed", options.seed, { integer: true, min: 0 });
           return parseOrchestraTrainConfig(raw);
         };
-        const { config, directory, store, runId } = openTrainingRun({
+        const run = openTrainingRun({
           kind: "rl",
           resume: options.resume,
           runs: options.runs,
@@ -230,47 +201,38 @@ export function register(program: Command): void {
           fresh,
           defaultId: (c) => `rl-${c.rl.name}-${Date.now()}`,
         });
-        const progress = createProgress(`orchestra rl ${config.rl.name}`, config.rl.steps, {
-          quiet: Boolean(options.json),
-        });
-        const interrupt = interruptOnSigint();
-        try {
-          const result = await trainOrchestrator(config, {
-            runDir: directory,
-            store,
-            runId,
-            signal: interrupt.signal,
-            onProgress: ({ step, metrics }) => {
-              if (step === 0) return;
-              progress.update(step, {
-                reward: Number((metrics["reward/mean"] ?? Number.NaN).toFixed(3)),
-                "pass@1": Number((metrics["rollout/pass@1"] ?? Number.NaN).toFixed(3)),
-                kept: metrics["rollout/kept_groups"] ?? 0,
-              });
-            },
-          });
-          progress.stop();
-          writeTrainedOrchestratorCard(config, result, {
-            reward: store.metrics(runId, "reward/mean"),
-            accuracy: store.metrics(runId, "rollout/pass@1"),
-          });
-          store.finishRun(runId, "completed", result);
-          if (options.json) console.log(JSON.stringify({ run: directory, ...result }, null, 2));
-          else {
-            console.log(`trained orchestrator written to ${result.modelDir} (run ${directory})`);
-            console.log(
-              `${result.steps} steps, ${result.episodes} episodes, ${(result.seconds / 60).toFixed(1)} min`,
-            );
-          }
-        } catch (error) {
-          progress.stop();
-          store.finishRun(runId, interrupt.signal.aborted ? "interrupted" : "failed", {
-            error: String(error),
-          });
-          throw error;
-        } finally {
-          interrupt.dispose();
-          store.close();
+        const { config, directory } = run;
+        const summary = await runTraining(
+          run,
+          { label: `orchestra rl ${config.rl.name}`, steps: config.rl.steps, quiet: Boolean(options.json) },
+          async ({ progress, signal }) => {
+            const result = await trainOrchestrator(config, {
+              runDir: directory,
+              store: run.store,
+              runId: run.runId,
+              signal,
+              onProgress: ({ step, metrics }) => {
+                if (step === 0) return;
+                progress.update(step, {
+                  reward: Number((metrics["reward/mean"] ?? Number.NaN).toFixed(3)),
+                  "pass@1": Number((metrics["rollout/pass@1"] ?? Number.NaN).toFixed(3)),
+                  kept: metrics["rollout/kept_groups"] ?? 0,
+                });
+              },
+            });
+            writeTrainedOrchestratorCard(config, result, {
+              reward: run.store.metrics(run.runId, "reward/mean"),
+              accuracy: run.store.metrics(run.runId, "rollout/pass@1"),
+            });
+            return result;
+          },
+        );
+        if (options.json) console.log(JSON.stringify({ run: directory, ...summary }, null, 2));
+        else {
+          console.log(`trained orchestrator written to ${summary.modelDir} (run ${directory})`);
+          console.log(
+            `${summary.steps} steps, ${summary.episodes} episodes, ${(summary.seconds / 60).toFixed(1)} min`,
+          );
         }
       },
     );
