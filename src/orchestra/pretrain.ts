@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolvePolicy } from "../policy/resolve.ts";
 import type { PretrainConfig } from "../pretrain/config.ts";
+import { trainingFacts } from "../pretrain/model-card.ts";
 import { type PretrainResult, pretrain } from "../pretrain/pretrain.ts";
 import type { Store } from "../store/index.ts";
 import { ORCHESTRA_CORPUS_MIX, orchestraCorpusEpisodes, orchestraVocabulary } from "./corpus.ts";
@@ -46,16 +47,7 @@ export function writeOrchestratorCard(
       episodes: result.corpus.episodes,
       correctFraction: result.corpus.successRate,
     },
-    training: {
-      steps: result.steps,
-      tokens: result.tokens,
-      policyTokens: result.policyTokens,
-      seconds: result.seconds,
-      finalLoss: result.finalLoss,
-      learningRate: config.learningRate,
-      seed: config.seed,
-      contextLossWeight: config.contextLossWeight,
-    },
+    training: trainingFacts(config, result),
     evaluation,
     machine: `${process.platform} ${process.arch}, Node ${process.versions.node}`,
   };

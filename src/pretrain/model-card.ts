@@ -62,6 +62,20 @@ export async function evaluateForCard(
   };
 }
 
+/** What a card records of a pretraining run (shared by every base's card). */
+export function trainingFacts(config: PretrainConfig, result: PretrainResult) {
+  return {
+    steps: result.steps,
+    tokens: result.tokens,
+    policyTokens: result.policyTokens,
+    seconds: result.seconds,
+    finalLoss: result.finalLoss,
+    learningRate: config.learningRate,
+    seed: config.seed,
+    contextLossWeight: config.contextLossWeight,
+  };
+}
+
 export function writeModelCard(
   dir: string,
   config: PretrainConfig,
@@ -80,17 +94,7 @@ export function writeModelCard(
       episodes: result.corpus.episodes,
       correctFraction: result.corpus.successRate,
     },
-    training: {
-      steps: result.steps,
-      tokens: result.tokens,
-      policyTokens: result.policyTokens,
-      seconds: result.seconds,
-      finalLoss: result.finalLoss,
-      learningRate: config.learningRate,
-      seed: config.seed,
-      init: config.init ?? null,
-      contextLossWeight: config.contextLossWeight,
-    },
+    training: { ...trainingFacts(config, result), init: config.init ?? null },
     evaluation,
     machine: `${process.platform} ${process.arch}, Node ${process.versions.node}`,
   };
