@@ -100,10 +100,11 @@ const CreditSchema = z
   .object({
     family,
     estimators: z.array(estimator).min(1),
-    /** Reward preset of the outcome-only estimators (grpo, dr-grpo, rloo, reinforce-pp). */
-    outcomeReward: rewardPreset,
-    /** Reward preset of the turn-level estimators (mt-grpo, gigpo, gae). */
-    turnReward: rewardPreset,
+    /**
+     * Reward preset of every run: outcome-only estimators (grpo, dr-grpo, rloo, reinforce-pp) read
+     * its outcome term only, turn-level ones (mt-grpo, gigpo, gae) its turn rewards too.
+     */
+    reward: rewardPreset,
     steps: count,
     tasksPerStep: count,
     groupSize: z.number().int().min(2),
@@ -189,8 +190,7 @@ const DEFAULT: RecipeConfig = {
   credit: {
     family: "chain",
     estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
-    outcomeReward: "exact-match",
-    turnReward: "turn-credit",
+    reward: "turn-credit",
     steps: 6,
     tasksPerStep: 6,
     groupSize: 6,

@@ -22,6 +22,7 @@ import { scorerForPolicySpec } from "../eval/embedded-scorer.ts";
 import { runBoundary } from "../eval/run-boundary.ts";
 import { CORPUS_MIXES } from "../pretrain/corpus.ts";
 import type { RlConfig } from "../rl/config.ts";
+import { creditAssignmentConfig } from "../rl/credit-assignment.ts";
 import type { Task } from "../types/task.ts";
 import type { RecipeConfig } from "./config.ts";
 import {
@@ -359,7 +360,6 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
   // ---- 6. credit assignment: one RL run per estimator on long chains -----------------------------------
   const credit = config.credit;
   for (const estimator of credit.estimators) {
-    const turnLevel = ["mt-grpo", "gigpo", "gae"].includes(estimator);
     const evalPoints = Math.floor(credit.steps / credit.evalEvery) + 2;
     stages.push({
       name: creditStageName(estimator),
@@ -368,26 +368,27 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
       cost:
         credit.steps * credit.tasksPerStep * credit.groupSize * 1.6 +
         evalPoints * credit.evalTasks * credit.evalSamples,
+      // the experiment as `scripts/credit-assignment.ts` defines it, run resumably in the stage folder
       run: (context) =>
-        rlStage(context, {
-          name: `recipe-credit-${estimator}`,
-          base: config.bases.strong,
-          seed: mixSeeds(config.seed, 0xc4),
-          steps: credit.steps,
-          families: [credit.family],
-          tasksPerStep: credit.tasksPerStep,
-          groupSize: credit.groupSize,
-          noise: 0,
-          reward: turnLevel ? credit.turnReward : credit.outcomeReward,
-          estimator,
-          evalEvery: credit.evalEvery,
-          evalTasks: credit.evalTasks,
-          evalSamples: credit.evalSamples,
-          evalFamilies: [credit.family],
-          maxExtraRollouts: credit.tasksPerStep * credit.groupSize,
-          checkpointEvery: credit.evalEvery,
-          keepCheckpoints: 1,
-        } as Partial<RlConfig>),
+        rlStage(
+          context,
+          creditAssignmentConfig(
+            {
+              out: context.dir,
+              family: credit.family,
+              base: config.bases.strong,
+              steps: credit.steps,
+              tasksPerStep: credit.tasksPerStep,
+              groupSize: credit.groupSize,
+              seed: mixSeeds(config.seed, 0xc4),
+              reward: credit.reward,
+              evalEvery: credit.evalEvery,
+              evalTasks: credit.evalTasks,
+              evalSamples: credit.evalSamples,
+            },
+            estimator,
+          ),
+        ),
     });
   }
 

@@ -10,6 +10,7 @@ import type { PassAtKCurve } from "../eval/passk.ts";
 import { passAtKChart } from "../eval/passk-chart.ts";
 import { type Block, type Cell, formatNumber, renderPage, type Section } from "../report/html.ts";
 import { barChart, lineChart } from "../report/plots.ts";
+import { type CreditCurve, creditAssignmentCharts } from "../rl/credit-assignment.ts";
 import {
   byHops,
   formatDifference,
@@ -113,6 +114,42 @@ function exampleBlocks(title: string, examples: readonly ExampleTrajectory[]): B
       ]),
     },
   ];
+}
+
+/** An RL stage's stored history in the shape of the credit-assignment experiment's curves. */
+function creditCurveOf(
+  estimator: string,
+  rl: RlStageResult,
+): Pick<CreditCurve, "estimator" | "train" | "heldout"> {
+  const at = (key: string) => new Map(rl.history[key] ?? []);
+  const pass = at("rollout/pass@1");
+  const reward = at("reward/mean");
+  const returns = at("return/mean");
+  const calls = at("rollout/tool_calls_per_episode");
+  const byHops = Object.keys(rl.history).flatMap((key) => {
+    const match = /^return\/std_hops_(\d+)$/.exec(key);
+    return match ? [{ hops: match[1], values: at(key) }] : [];
+  });
+  return {
+    estimator,
+    heldout: rl.boundary,
+    train: [...pass.keys()]
+      .sort((a, b) => a - b)
+      .map((step) => ({
+        step,
+        rewardMean: reward.get(step) ?? Number.NaN,
+        returnMean: returns.get(step) ?? Number.NaN,
+        passAt1: pass.get(step)!,
+        toolCallsPerEpisode: calls.get(step) ?? Number.NaN,
+        keptGroups: 0,
+        returnVarianceByHops: Object.fromEntries(
+          byHops.flatMap(({ hops, values }) => {
+            const std = values.get(step);
+            return std === undefined ? [] : [[hops, std * std]];
+          }),
+        ),
+      })),
+  };
 }
 
 function figureCaption(config: RecipeConfig, text: string): string {
@@ -397,28 +434,10 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       estimator,
       rl: get<RlStageResult>(creditStageName(estimator)),
     }));
-    const heldOut = await lineChart({
-      title: `held-out pass@1 on ${credit.family} during RL`,
-      series: runs.map(({ estimator, rl }) => ({
-        name: estimator,
-        points: rl.boundary.map((point) => ({ x: point.step, y: point.passAt1 })),
-      })),
-      xLabel: "RL step",
-      yLabel: "pass@1 (held-out)",
-      yDomain: [0, 1],
-    });
-    const historyChart = (key: string, label: string) =>
-      lineChart({
-        title: label,
-        series: runs.map(({ estimator, rl }) => ({
-          name: estimator,
-          points: (rl.history[key] ?? []).map(([x, y]) => ({ x, y })),
-        })),
-        xLabel: "RL step",
-        yLabel: label,
-      });
-    const rewardSvg = await historyChart("reward/mean", "batch reward (mean)");
-    const callsSvg = await historyChart("rollout/tool_calls_per_episode", "tool calls per episode");
+    const charts = await creditAssignmentCharts(
+      runs.map(({ estimator, rl }) => creditCurveOf(estimator, rl)),
+      credit.family,
+    );
     const hops: HopRow[] = byHops(evals.base.counts);
     const variance = await barChart({
       title: "return variance and zero-signal groups by chain length (strong base)",
@@ -480,22 +499,30 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       blocks: [
         {
           type: "paragraph",
-          text: `One RL run per estimator from the strong base on the ${credit.family} family (${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize}; outcome-only estimators use the ${credit.outcomeReward} reward, turn-level ones ${credit.turnReward}, whose turn rewards are capped per distinct fact). Held-out pass@1 is tracked on ${credit.evalTasks} test tasks × ${credit.evalSamples} samples every ${credit.evalEvery} steps.`,
+          text: `One RL run per estimator from the strong base on the ${credit.family} family (${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize}; reward ${credit.reward} for all: outcome-only estimators read its exact-match outcome, turn-level ones also its turn rewards, which pay each distinct gold fact once). Held-out pass@1 is tracked on ${credit.evalTasks} test tasks × ${credit.evalSamples} samples every ${credit.evalEvery} steps.`,
         },
         {
           type: "svg",
-          svg: heldOut,
-          caption: figureCaption(config, "Held-out pass@1 during RL, one run per estimator."),
+          svg: charts.heldout,
+          caption: figureCaption(config, "Held-out pass@1 during RL (temperature 1), one run per estimator."),
         },
         {
           type: "svg",
-          svg: rewardSvg,
-          caption: figureCaption(config, "Mean batch reward (reward scales differ between the presets)."),
+          svg: charts.train,
+          caption: figureCaption(config, "Batch pass@1 of the training rollouts."),
         },
         {
           type: "svg",
-          svg: callsSvg,
+          svg: charts.toolCalls,
           caption: figureCaption(config, "Tool calls per episode: reward hacking by tool spam shows here."),
+        },
+        {
+          type: "svg",
+          svg: charts.variance,
+          caption: figureCaption(
+            config,
+            "Variance of the return over each step's rollouts, by chain length, averaged over the run.",
+          ),
         },
         {
           type: "table",

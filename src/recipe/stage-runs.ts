@@ -153,6 +153,7 @@ export async function sftStage(context: StageContext, input: Partial<SftConfig>)
 /** Per-step metrics kept in the stage result (the report's learning curves). */
 const HISTORY_KEYS = [
   "reward/mean",
+  "return/mean",
   "reward/std",
   "rollout/pass@1",
   "rollout/tool_calls_per_episode",
@@ -197,7 +198,8 @@ export async function rlStage(context: StageContext, input: Partial<RlConfig>): 
     });
     store.finishRun(runId, "completed", result);
     const history: Record<string, [number, number][]> = {};
-    for (const key of HISTORY_KEYS) {
+    const byHops = store.metricKeys(runId).filter((key) => /^return\/std_hops_\d+$/.test(key));
+    for (const key of [...HISTORY_KEYS, ...byHops]) {
       const points = store.metrics(runId, key);
       if (points.length > 0) history[key] = points.map((point) => [point.step, point.value]);
     }

@@ -205,7 +205,7 @@ function trailingMean(points: { x: number; y: number }[], width: number) {
 
 /** The four charts of a comparison, as SVG strings. */
 export async function creditAssignmentCharts(
-  curves: readonly CreditCurve[],
+  curves: readonly Pick<CreditCurve, "estimator" | "train" | "heldout">[],
   family: string,
 ): Promise<Record<"train" | "heldout" | "toolCalls" | "variance", string>> {
   const perStep = (pick: (point: CreditCurvePoint) => number, smooth: number) =>
