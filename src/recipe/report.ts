@@ -10,7 +10,7 @@ import type { PassAtKCurve } from "../eval/passk.ts";
 import { passAtKChart } from "../eval/passk-chart.ts";
 import { type Block, type Cell, formatNumber, renderPage, type Section } from "../report/html.ts";
 import { barChart, lineChart } from "../report/plots.ts";
-import { type CreditCurve, creditAssignmentCharts } from "../rl/credit-assignment.ts";
+import { type CreditCurve, creditAssignmentCharts, creditCurvePoints } from "../rl/credit-assignment.ts";
 import {
   byHops,
   formatDifference,
@@ -121,34 +121,10 @@ function creditCurveOf(
   estimator: string,
   rl: RlStageResult,
 ): Pick<CreditCurve, "estimator" | "train" | "heldout"> {
-  const at = (key: string) => new Map(rl.history[key] ?? []);
-  const pass = at("rollout/pass@1");
-  const reward = at("reward/mean");
-  const returns = at("return/mean");
-  const calls = at("rollout/tool_calls_per_episode");
-  const byHops = Object.keys(rl.history).flatMap((key) => {
-    const match = /^return\/std_hops_(\d+)$/.exec(key);
-    return match ? [{ hops: match[1], values: at(key) }] : [];
-  });
   return {
     estimator,
     heldout: rl.boundary,
-    train: [...pass.keys()]
-      .sort((a, b) => a - b)
-      .map((step) => ({
-        step,
-        rewardMean: reward.get(step) ?? Number.NaN,
-        returnMean: returns.get(step) ?? Number.NaN,
-        passAt1: pass.get(step)!,
-        toolCallsPerEpisode: calls.get(step) ?? Number.NaN,
-        keptGroups: 0,
-        returnVarianceByHops: Object.fromEntries(
-          byHops.flatMap(({ hops, values }) => {
-            const std = values.get(step);
-            return std === undefined ? [] : [[hops, std * std]];
-          }),
-        ),
-      })),
+    train: creditCurvePoints((key) => new Map(rl.history[key] ?? []), Object.keys(rl.history)),
   };
 }
 

@@ -17,7 +17,7 @@ import { parseRlConfig, type RlConfig } from "../rl/config.ts";
 import { trainRl } from "../rl/train.ts";
 import { parseSftConfig, type SftConfig } from "../sft/config.ts";
 import { trainSft } from "../sft/train.ts";
-import { openRunDirectory } from "../store/index.ts";
+import { openRunDirectory, type Store } from "../store/index.ts";
 import type { RunKind } from "../store/types.ts";
 import type { Task } from "../types/task.ts";
 import type { StageContext } from "./stages.ts";
@@ -94,15 +94,19 @@ export async function evalStage(context: StageContext, options: EvalStageOptions
   }
 }
 
-/** Opens the stage's training run: created on the first attempt, reopened (resumed) after a crash. */
-function openStageRun<C extends object>(
+/**
+ * Runs a trainer in the stage's run: created on the first attempt, reopened (resumed) after a
+ * crash; finished as completed, interrupted (the stage's signal aborted) or failed; always closed.
+ */
+async function inStageRun<C extends object, R extends object, T>(
   context: StageContext,
   kind: RunKind,
   config: C,
   parse: (raw: unknown) => C,
-) {
+  work: (run: { directory: string; store: Store; runId: string }) => Promise<{ result: R; value: T }>,
+): Promise<T> {
   const directory = join(context.dir, STAGE_RUN);
-  return openTrainingRun({
+  const run = openTrainingRun({
     kind,
     resume: existsSync(directory) ? directory : undefined,
     runs: context.dir,
@@ -111,6 +115,18 @@ function openStageRun<C extends object>(
     fresh: () => config,
     defaultId: () => STAGE_RUN,
   });
+  try {
+    const { result, value } = await work(run);
+    run.store.finishRun(run.runId, "completed", result);
+    return value;
+  } catch (error) {
+    run.store.finishRun(run.runId, context.signal?.aborted ? "interrupted" : "failed", {
+      error: String(error),
+    });
+    throw error;
+  } finally {
+    run.store.close();
+  }
 }
 
 export interface SftStageResult {
@@ -125,8 +141,7 @@ export interface SftStageResult {
 
 export async function sftStage(context: StageContext, input: Partial<SftConfig>): Promise<SftStageResult> {
   const config = parseSftConfig({ ...input, out: join(context.dir, "model") });
-  const { directory, store, runId } = openStageRun(context, "sft", config, parseSftConfig);
-  try {
+  return inStageRun(context, "sft", config, parseSftConfig, async ({ directory, store, runId }) => {
     const result = await trainSft({
       config,
       runDir: directory,
@@ -135,19 +150,19 @@ export async function sftStage(context: StageContext, input: Partial<SftConfig>)
       signal: context.signal,
       onProgress: ({ step, steps, loss }) => context.progress(step / steps, `loss ${loss.toFixed(3)}`),
     });
-    store.finishRun(runId, "completed", result);
     return {
-      modelDir: result.modelDir,
-      steps: result.steps,
-      finalLoss: result.finalLoss,
-      initialHeldoutLoss: result.initialHeldoutLoss,
-      finalHeldoutLoss: result.finalHeldoutLoss,
-      trajectories: result.data.trajectories,
-      seconds: result.seconds,
+      result,
+      value: {
+        modelDir: result.modelDir,
+        steps: result.steps,
+        finalLoss: result.finalLoss,
+        initialHeldoutLoss: result.initialHeldoutLoss,
+        finalHeldoutLoss: result.finalHeldoutLoss,
+        trajectories: result.data.trajectories,
+        seconds: result.seconds,
+      },
     };
-  } finally {
-    store.close();
-  }
+  });
 }
 
 /** Per-step metrics kept in the stage result (the report's learning curves). */
@@ -156,6 +171,7 @@ const HISTORY_KEYS = [
   "return/mean",
   "reward/std",
   "rollout/pass@1",
+  "rollout/kept_groups",
   "rollout/tool_calls_per_episode",
   "rollout/retry_after_error_rate",
   "rollout/zero_variance_group_fraction",
@@ -182,8 +198,7 @@ export interface RlStageResult {
 
 export async function rlStage(context: StageContext, input: Partial<RlConfig>): Promise<RlStageResult> {
   const config = parseRlConfig({ ...input, out: join(context.dir, "model") });
-  const { directory, store, runId } = openStageRun(context, "rl", config, parseRlConfig);
-  try {
+  return inStageRun(context, "rl", config, parseRlConfig, async ({ directory, store, runId }) => {
     const result = await trainRl({
       config,
       runDir: directory,
@@ -196,7 +211,6 @@ export async function rlStage(context: StageContext, input: Partial<RlConfig>): 
           step === 0 ? "start" : `step ${step} reward ${(metrics["reward/mean"] ?? Number.NaN).toFixed(2)}`,
         ),
     });
-    store.finishRun(runId, "completed", result);
     const history: Record<string, [number, number][]> = {};
     const byHops = store.metricKeys(runId).filter((key) => /^return\/std_hops_\d+$/.test(key));
     for (const key of [...HISTORY_KEYS, ...byHops]) {
@@ -204,20 +218,21 @@ export async function rlStage(context: StageContext, input: Partial<RlConfig>): 
       if (points.length > 0) history[key] = points.map((point) => [point.step, point.value]);
     }
     return {
-      modelDir: result.modelDir,
-      directory,
-      runId,
-      estimator: config.estimator,
-      reward: typeof config.reward === "string" ? config.reward : "custom",
-      steps: result.steps,
-      episodes: result.episodes,
-      skipped: result.skipped,
-      boundary: result.boundary,
-      sharpening: result.sharpening,
-      history,
-      seconds: result.seconds,
+      result,
+      value: {
+        modelDir: result.modelDir,
+        directory,
+        runId,
+        estimator: config.estimator,
+        reward: typeof config.reward === "string" ? config.reward : "custom",
+        steps: result.steps,
+        episodes: result.episodes,
+        skipped: result.skipped,
+        boundary: result.boundary,
+        sharpening: result.sharpening,
+        history,
+        seconds: result.seconds,
+      },
     };
-  } finally {
-    store.close();
-  }
+  });
 }

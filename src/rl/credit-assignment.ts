@@ -148,40 +148,15 @@ async function trainOne(options: CreditAssignmentOptions, estimator: string): Pr
       runId: run.id,
       onProgress: (progress) => options.onProgress?.(estimator, progress),
     });
-    const series = (key: string) =>
-      new Map(store.metrics(run.id, key).map((point) => [point.step, point.value]));
-    const [reward, returns, pass, calls, kept] = [
-      "reward/mean",
-      "return/mean",
-      "rollout/pass@1",
-      "rollout/tool_calls_per_episode",
-      "rollout/kept_groups",
-    ].map(series);
-    const variances = store.metricKeys(run.id).flatMap((key) => {
-      const match = /^return\/std_hops_(\d+)$/.exec(key);
-      return match ? [{ hops: match[1], values: series(key) }] : [];
-    });
     const curve: CreditCurve = {
       estimator,
       runDir: directory,
       seconds: result.seconds,
       config,
-      train: [...pass.keys()]
-        .sort((a, b) => a - b)
-        .map((step) => ({
-          step,
-          rewardMean: reward.get(step) ?? Number.NaN,
-          returnMean: returns.get(step) ?? Number.NaN,
-          passAt1: pass.get(step)!,
-          toolCallsPerEpisode: calls.get(step) ?? Number.NaN,
-          keptGroups: kept.get(step) ?? 0,
-          returnVarianceByHops: Object.fromEntries(
-            variances.flatMap(({ hops, values }) => {
-              const std = values.get(step);
-              return std === undefined ? [] : [[hops, std * std]];
-            }),
-          ),
-        })),
+      train: creditCurvePoints(
+        (key) => new Map(store.metrics(run.id, key).map((point) => [point.step, point.value])),
+        store.metricKeys(run.id),
+      ),
       heldout: result.boundary,
     };
     store.finishRun(run.id, "completed", { boundary: result.boundary });
@@ -193,6 +168,43 @@ async function trainOne(options: CreditAssignmentOptions, estimator: string): Pr
   } finally {
     store.close();
   }
+}
+
+/**
+ * Per-step curve points from the RL trainer's metrics: `series(key)` maps step → value of one
+ * metric, `keys` lists the metric keys logged (the `return/std_hops_<h>` ones are read from it).
+ */
+export function creditCurvePoints(
+  series: (key: string) => ReadonlyMap<number, number>,
+  keys: readonly string[],
+): CreditCurvePoint[] {
+  const [reward, returns, pass, calls, kept] = [
+    "reward/mean",
+    "return/mean",
+    "rollout/pass@1",
+    "rollout/tool_calls_per_episode",
+    "rollout/kept_groups",
+  ].map(series);
+  const variances = keys.flatMap((key) => {
+    const match = /^return\/std_hops_(\d+)$/.exec(key);
+    return match ? [{ hops: match[1], values: series(key) }] : [];
+  });
+  return [...pass.keys()]
+    .sort((a, b) => a - b)
+    .map((step) => ({
+      step,
+      rewardMean: reward.get(step) ?? Number.NaN,
+      returnMean: returns.get(step) ?? Number.NaN,
+      passAt1: pass.get(step)!,
+      toolCallsPerEpisode: calls.get(step) ?? Number.NaN,
+      keptGroups: kept.get(step) ?? 0,
+      returnVarianceByHops: Object.fromEntries(
+        variances.flatMap(({ hops, values }) => {
+          const std = values.get(step);
+          return std === undefined ? [] : [[hops, std * std]];
+        }),
+      ),
+    }));
 }
 
 /** Mean over a trailing window of `width` points (a batch of 64 episodes is noisy). */
