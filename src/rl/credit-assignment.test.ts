@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { creditAssignmentConfig, runCreditAssignment } from "./credit-assignment.ts";
 import { saveTinyBase } from "./testing.ts";
 
-test("runCreditAssignment: one run per estimator, curves, charts, and reuse of a finished estimator", async () => {
+test("runCreditAssignment: one child run per estimator, curves, charts, and reuse of a finished estimator", async () => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-credit-"));
   const options = {
     out: join(root, "out"),
@@ -30,7 +30,13 @@ test("runCreditAssignment: one run per estimator, curves, charts, and reuse of a
   assert.equal(config.reward, "turn-credit");
   assert.equal(config.maxExtraRollouts, 0);
   assert.throws(() => creditAssignmentConfig(options, "ppo"), /unknown estimator "ppo"/);
-  const result = await runCreditAssignment(options);
+  // Each estimator trains in a child process (the default); its progress comes back over IPC.
+  const seen: string[] = [];
+  const result = await runCreditAssignment({
+    ...options,
+    onProgress: (estimator, progress) => seen.push(`${estimator}@${progress.step}`),
+  });
+  assert.deepEqual(seen, ["grpo@0", "grpo@1", "grpo@2", "gae@0", "gae@1", "gae@2"]);
   assert.deepEqual(
     result.curves.map((curve) => curve.estimator),
     ["grpo", "gae"],

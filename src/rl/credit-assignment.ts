@@ -18,8 +18,10 @@
  *   result.curves[i]            // per estimator: per-step train metrics, held-out boundary points
  *   result.files                // the JSON and SVGs written under `out`
  */
+import { fork } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { lineChart } from "../report/plots.ts";
 import type { RewardSpec } from "../reward/index.ts";
 import { createRunDirectory } from "../store/index.ts";
@@ -60,6 +62,13 @@ export interface CreditAssignmentOptions {
    * same config, instead of training again: a comparison can be split over several processes.
    */
   reuse?: boolean;
+  /**
+   * Train each estimator in its own child process (default true). jax-js's wasm heap never
+   * shrinks and keeps freed blocks for reuse by size, so runs with other shapes in one process
+   * add up: measured here, the fourth 20-step chain run of one process hit the 4 GiB limit (no
+   * leak: live buffers stay flat, tested in the trainer). A child gives each run a fresh heap.
+   */
+  isolate?: boolean;
   onProgress?: (estimator: string, progress: RlProgress) => void;
 }
 
@@ -127,13 +136,44 @@ export function creditAssignmentConfig(options: CreditAssignmentOptions, estimat
   });
 }
 
-async function trainOne(options: CreditAssignmentOptions, estimator: string): Promise<CreditCurve> {
+function curveFileOf(options: CreditAssignmentOptions, estimator: string): string {
+  return join(options.out, `curves-${estimator}.json`);
+}
+
+/** What crosses into a child: the options without the callback. */
+export type CreditAssignmentChildOptions = Omit<CreditAssignmentOptions, "onProgress" | "isolate">;
+
+/** A message from a child: one step's progress. */
+export type CreditAssignmentChildMessage = { estimator: string; progress: RlProgress };
+
+/** Trains one estimator in a child process (credit-assignment-child.ts); resolves with its curve file. */
+function trainInChild(options: CreditAssignmentOptions, estimator: string): Promise<CreditCurve> {
+  const { onProgress, isolate: _isolate, ...plain } = options;
+  const entry = fileURLToPath(new URL("./credit-assignment-child.ts", import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = fork(entry, [JSON.stringify({ options: plain, estimator })], {
+      execPath: process.execPath,
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    child.on("message", (message: CreditAssignmentChildMessage) =>
+      onProgress?.(message.estimator, message.progress),
+    );
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      if (code === 0)
+        resolve(JSON.parse(readFileSync(curveFileOf(options, estimator), "utf8")) as CreditCurve);
+      else reject(new Error(`credit assignment: the ${estimator} run failed (exit ${code ?? signal})`));
+    });
+  });
+}
+
+/** Trains one estimator in this process and writes its curve file. */
+export async function trainCreditAssignmentEstimator(
+  options: CreditAssignmentOptions,
+  estimator: string,
+): Promise<CreditCurve> {
   const config = creditAssignmentConfig(options, estimator);
-  const curveFile = join(options.out, `curves-${estimator}.json`);
-  if (options.reuse && existsSync(curveFile)) {
-    const saved = JSON.parse(readFileSync(curveFile, "utf8")) as CreditCurve;
-    if (JSON.stringify(saved.config) === JSON.stringify(config)) return saved;
-  }
+  const curveFile = curveFileOf(options, estimator);
   const { directory, store, run } = createRunDirectory({
     kind: "rl",
     root: options.out,
@@ -281,7 +321,21 @@ export async function runCreditAssignment(options: CreditAssignmentOptions): Pro
   for (const estimator of estimators) creditAssignmentConfig(options, estimator);
   mkdirSync(options.out, { recursive: true });
   const curves: CreditCurve[] = [];
-  for (const estimator of estimators) curves.push(await trainOne(options, estimator));
+  for (const estimator of estimators) {
+    const curveFile = curveFileOf(options, estimator);
+    if (options.reuse && existsSync(curveFile)) {
+      const saved = JSON.parse(readFileSync(curveFile, "utf8")) as CreditCurve;
+      if (JSON.stringify(saved.config) === JSON.stringify(creditAssignmentConfig(options, estimator))) {
+        curves.push(saved);
+        continue;
+      }
+    }
+    curves.push(
+      options.isolate === false
+        ? await trainCreditAssignmentEstimator(options, estimator)
+        : await trainInChild(options, estimator),
+    );
+  }
   const family = options.family ?? "chain";
   const charts = await creditAssignmentCharts(curves, family);
   const files = {
