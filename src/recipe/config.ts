@@ -241,17 +241,17 @@ const FULL: RecipeConfig = {
   select: { tasks: 160, m: 6 },
   data: { ...DEFAULT.data, tasks: 2000 },
   sft: { ...DEFAULT.sft, steps: 400 },
-  rl: { ...DEFAULT.rl, steps: 20, tasksPerStep: 8, groupSize: 8 },
+  rl: { ...DEFAULT.rl, steps: 12, tasksPerStep: 8, groupSize: 6 },
   credit: {
     ...DEFAULT.credit,
-    steps: 16,
+    steps: 10,
     tasksPerStep: 8,
-    groupSize: 8,
-    evalEvery: 4,
+    groupSize: 6,
+    evalEvery: 5,
     evalTasks: 24,
     evalSamples: 8,
   },
-  noise: { ...DEFAULT.noise, steps: 12, tasksPerStep: 8, groupSize: 8, evalTasks: 40, evalN: 4 },
+  noise: { ...DEFAULT.noise, steps: 8, tasksPerStep: 8, groupSize: 6, evalTasks: 32, evalN: 4 },
   examples: 4,
 };
 

@@ -75,6 +75,7 @@ async function runChild(message: StartMessage): Promise<void> {
   const send = (reply: ChildMessage) => new Promise<void>((done) => process.send!(reply, () => done()));
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
+  process.once("disconnect", () => controller.abort()); // the parent died: checkpoint and stop
   try {
     const stage = recipeStages(message.config).find((candidate) => candidate.name === message.stage);
     if (!stage) throw new Error(`recipe: no stage "${message.stage}" in this config's plan`);

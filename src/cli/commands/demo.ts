@@ -1,5 +1,5 @@
 /**
- * `agentrl demo` (what `npm start` runs until the full recipe lands): the embedded lab in one
+ * `agentrl demo`: the embedded lab in one
  * screen. Every scripted policy and every shipped base model runs the same test tasks through
  * the episode loop with 20% tool noise; the table shows how each one's flaws show up in success,
  * tool use and retries. Trajectories are stored under `runs/`.
