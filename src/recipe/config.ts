@@ -75,6 +75,14 @@ const SftSchema = z
     /** Padded tokens per step. */
     tokensPerStep: z.number().int().min(256),
     learningRate: z.number().positive().max(1),
+    /**
+     * Use these fine-tuned checkpoints (from `agentrl train sft`) instead of training the two SFT
+     * models: SFT is the recipe's longest stage, and a model trained once can be reused.
+     */
+    models: z
+      .object({ real: z.string().min(1), stitched: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -28,6 +28,7 @@ import type { RecipeConfig } from "./config.ts";
 import {
   type EvalStageResult,
   evalStage,
+  givenSftModel,
   type RlStageResult,
   rlStage,
   type SftStageResult,
@@ -275,21 +276,23 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
       name: `sft-${kind}`,
       after: [`data-${kind}`],
       config: { sft: config.sft, base: config.bases.strong, seed: config.seed },
-      cost: (config.sft.steps * config.sft.tokensPerStep) / 400,
+      cost: config.sft.models ? 1 : (config.sft.steps * config.sft.tokensPerStep) / 400,
       run: (context, results) =>
-        sftStage(context, {
-          name: `recipe-sft-${kind}`,
-          base: config.bases.strong,
-          data: [resultOf<DataStageResult>(results, `data-${kind}`).directory],
-          steps: config.sft.steps,
-          tokensPerStep: config.sft.tokensPerStep,
-          microBatchTokens: Math.min(4096, config.sft.tokensPerStep),
-          learningRate: config.sft.learningRate,
-          warmupSteps: Math.min(20, Math.floor(config.sft.steps / 5)),
-          heldoutEvery: Math.max(1, config.sft.steps),
-          checkpointEvery: Math.max(1, Math.ceil(config.sft.steps / 4)),
-          seed: config.seed,
-        }),
+        config.sft.models
+          ? givenSftModel(config.sft.models[kind])
+          : sftStage(context, {
+              name: `recipe-sft-${kind}`,
+              base: config.bases.strong,
+              data: [resultOf<DataStageResult>(results, `data-${kind}`).directory],
+              steps: config.sft.steps,
+              tokensPerStep: config.sft.tokensPerStep,
+              microBatchTokens: Math.min(4096, config.sft.tokensPerStep),
+              learningRate: config.sft.learningRate,
+              warmupSteps: Math.min(20, Math.floor(config.sft.steps / 5)),
+              heldoutEvery: Math.max(1, config.sft.steps),
+              checkpointEvery: Math.max(1, Math.ceil(config.sft.steps / 4)),
+              seed: config.seed,
+            }),
     });
     stages.push(mainEval(`eval-sft-${kind}`, [`sft-${kind}`], modelOf(`sft-${kind}`)));
   }

@@ -358,7 +358,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       blocks: [
         {
           type: "paragraph",
-          text: `Real: ${dataReal.trajectories} correct trajectories of the scripted expert through the episode loop with ${config.data.noise} tool noise (failures, retries and all). Stitched: ${dataStitched.trajectories} trajectories assembled from single-step templates with clean observations. Both over the same ${config.data.tasks} train tasks (${Math.round(config.data.withheldShare * 100)}% from ${WITHHELD_TEMPLATE}); ${config.sft.steps} SFT steps each from the strong base, then the RL of section 1. Evaluated with tool noise ${config.eval.noise}.`,
+          text: `Real: ${dataReal.trajectories} correct trajectories of the scripted expert through the episode loop with ${config.data.noise} tool noise (failures, retries and all). Stitched: ${dataStitched.trajectories} trajectories assembled from single-step templates with clean observations. Both over the same ${config.data.tasks} train tasks (${Math.round(config.data.withheldShare * 100)}% from ${WITHHELD_TEMPLATE}); ${config.sft.steps} SFT steps each from the strong base, then the RL of section 1. Evaluated with tool noise ${config.eval.noise}.${config.sft.models ? ` The SFT models were given in the config (sft.models: ${config.sft.models.real}, ${config.sft.models.stitched}; ${real.steps} and ${stitched.steps} steps on ${real.trajectories} and ${stitched.trajectories} trajectories, per their metadata); the dataset counts above are this config's data, not theirs.` : ""}`,
         },
         { type: "svg", svg: curves, caption: figureCaption(config, "pass@k on all test tasks.") },
         {

@@ -11,6 +11,7 @@ import type { PassAtKCurves } from "../eval/curves.ts";
 import { type RolloutStats, rolloutStats } from "../eval/rollout-stats.ts";
 import { type EvalResult, evaluate } from "../eval/run-eval.ts";
 import type { TaskCount } from "../eval/task-counts.ts";
+import { loadModelCheckpoint } from "../policy/embedded/checkpoint.ts";
 import { resolvePolicy } from "../policy/resolve.ts";
 import type { BoundaryPoint } from "../rl/boundary-tracker.ts";
 import { parseRlConfig, type RlConfig } from "../rl/config.ts";
@@ -163,6 +164,25 @@ export async function sftStage(context: StageContext, input: Partial<SftConfig>)
       },
     };
   });
+}
+
+/** A checkpoint fine-tuned earlier (`agentrl train sft`), described by the result in its metadata. */
+export async function givenSftModel(modelDir: string): Promise<SftStageResult> {
+  const { metadata } = await loadModelCheckpoint(modelDir);
+  const result = (
+    metadata as { result?: Partial<SftStageResult> & { data?: { trajectories?: number } } } | undefined
+  )?.result;
+  if (!result)
+    throw new Error(`recipe: ${modelDir} is not an SFT checkpoint (no SFT result in its metadata)`);
+  return {
+    modelDir,
+    steps: result.steps ?? Number.NaN,
+    finalLoss: result.finalLoss ?? Number.NaN,
+    initialHeldoutLoss: result.initialHeldoutLoss ?? null,
+    finalHeldoutLoss: result.finalHeldoutLoss ?? null,
+    trajectories: result.data?.trajectories ?? Number.NaN,
+    seconds: result.seconds ?? Number.NaN,
+  };
 }
 
 /** Per-step metrics kept in the stage result (the report's learning curves). */
