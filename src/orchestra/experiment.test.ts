@@ -3,6 +3,7 @@ import { test } from "node:test";
 import {
   type ExperimentRow,
   gainOverSingleAgent,
+  orchestraMarkdown,
   runOrchestraExperiment,
   SINGLE_AGENT,
 } from "./experiment.ts";
@@ -46,6 +47,8 @@ test("the experiment measures every contender on the same tasks, per axis, value
   assert.equal(robust("delegate-one").callsPerTask, 1);
   assert.ok(robust("call-every").parallelCallsPerTask >= 2);
   assert.equal(result.sections.length, 4);
+  const markdown = orchestraMarkdown(result.json);
+  assert.match(markdown, /\| robustness \| \d+\.\d% \(0\.0, 0\.0\) \| \d+\.\d% \(1\.0, 0\.0\) \|/);
   await assert.rejects(
     runOrchestraExperiment({ orchestrators: [], axes: ["breadth"], values: [1] }),
     /breadth must be an integer in \[2, 12\]/,

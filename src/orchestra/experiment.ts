@@ -227,14 +227,48 @@ async function orchestraSections(json: OrchestraExperimentResult["json"]): Promi
   ];
 }
 
-/** Writes `orchestra.html` and `orchestra.json` into `dir`; returns their paths. */
+/**
+ * The summary as markdown: per competence, accuracy per axis (mean over the values) of every
+ * contender, with calls and parallel calls per task in brackets.
+ */
+export function orchestraMarkdown(json: OrchestraExperimentResult["json"]): string {
+  const { settings, rows } = json;
+  const contenders = [...new Set(rows.map((row) => row.contender))];
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+  const lines = [
+    `Accuracy per axis, mean over values ${settings.values.join(", ")} (${settings.tasks} test tasks each, seed ${settings.seed}, embedded orchestrators at temperature ${settings.temperature}); in brackets: sub-agent calls and parallel calls per task. Measured in ${(json.seconds / 60).toFixed(1)} min by \`agentrl orchestra report\`.`,
+    "",
+  ];
+  for (const competence of settings.competences) {
+    lines.push(`### ${competence} sub-agents (error rate ${COMPETENCE_LEVELS[competence]} per step)`, "");
+    lines.push(`| axis | ${contenders.join(" | ")} |`, `| --- |${contenders.map(() => " --- |").join("")}`);
+    for (const axis of settings.axes) {
+      const cells = contenders.map((name) => {
+        const mine = rows.filter(
+          (r) => r.contender === name && r.axis === axis && r.competence === competence,
+        );
+        const accuracy = mean(mine.map((r) => r.accuracy));
+        const calls = mean(mine.map((r) => r.callsPerTask));
+        const parallel = mean(mine.map((r) => r.parallelCallsPerTask));
+        return `${(100 * accuracy).toFixed(1)}% (${calls.toFixed(1)}, ${parallel.toFixed(1)})`;
+      });
+      lines.push(`| ${axis} | ${cells.join(" | ")} |`);
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+/** Writes `orchestra.html`, `orchestra.json` and `orchestra.md` into `dir`; returns their paths. */
 export function writeOrchestraReport(
   dir: string,
   result: OrchestraExperimentResult,
-): { html: string; json: string } {
+): { html: string; json: string; markdown: string } {
   mkdirSync(dir, { recursive: true });
   const html = join(dir, "orchestra.html");
   const json = join(dir, "orchestra.json");
+  const markdown = join(dir, "orchestra.md");
+  writeFileSync(markdown, orchestraMarkdown(result.json));
   writeFileSync(
     html,
     renderPage({
@@ -244,5 +278,5 @@ export function writeOrchestraReport(
     }),
   );
   writeFileSync(json, `${JSON.stringify(result.json, null, 2)}\n`);
-  return { html, json };
+  return { html, json, markdown };
 }
