@@ -86,7 +86,9 @@ test("orchestra pretrain → train → report, end to end on a tiny model", asyn
     );
     await runCli(register, ["orchestra", "train", "--config", rlConfig, "--runs", runs]);
     assert.ok(existsSync(join(dir, "models", "tiny-grpo", "checkpoint.json")));
-    assert.ok(readFileSync(join(dir, "models", "tiny-grpo", "MODEL_CARD.md"), "utf8").includes("1 steps of 2 tasks"));
+    assert.ok(
+      readFileSync(join(dir, "models", "tiny-grpo", "MODEL_CARD.md"), "utf8").includes("1 steps of 2 tasks"),
+    );
     await assert.rejects(
       runCli(register, [
         "orchestra",
