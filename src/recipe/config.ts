@@ -142,6 +142,22 @@ const NoiseSchema = z
   })
   .strict();
 
+/** Orchestration (`agentrl orchestra report`): trained orchestrators vs a single agent and fixed strategies. */
+const OrchestraSchema = z
+  .object({
+    /** Run the orchestration experiment and add its section to the report. */
+    enabled: z.boolean(),
+    /** Embedded orchestrators (checkpoint directories) to evaluate, by display name. */
+    orchestrators: z.array(z.object({ name: z.string().min(1), dir: z.string().min(1) }).strict()).min(1),
+    /** Axis values evaluated on every axis (depth, horizon, breadth, parallel, robustness). */
+    values: z.array(z.number().int().min(1)).min(1),
+    /** Test tasks per axis and value. */
+    tasks: count,
+    /** Sampling temperature of the orchestrators (0: greedy). */
+    temperature: z.number().min(0).max(10),
+  })
+  .strict();
+
 export const RecipeConfigSchema = z
   .object({
     /** The preset this config started from (recorded in the report). */
@@ -157,6 +173,7 @@ export const RecipeConfigSchema = z
     rl: RlSchema,
     credit: CreditSchema,
     noise: NoiseSchema,
+    orchestra: OrchestraSchema,
     /** Example trajectories shown per experiment in the report. */
     examples: z.number().int().min(0).max(20),
   })
@@ -218,6 +235,16 @@ const DEFAULT: RecipeConfig = {
     evalTasks: 12,
     evalN: 2,
   },
+  orchestra: {
+    enabled: false,
+    orchestrators: [
+      { name: "orchestrator-base", dir: "models/orchestrator-base" },
+      { name: "orchestrator-grpo", dir: "models/orchestrator-grpo" },
+    ],
+    values: [2, 3, 4],
+    tasks: 30,
+    temperature: 1,
+  },
   examples: 3,
 };
 
@@ -260,6 +287,7 @@ const FULL: RecipeConfig = {
     evalSamples: 8,
   },
   noise: { ...DEFAULT.noise, steps: 8, tasksPerStep: 8, groupSize: 6, evalTasks: 32, evalN: 4 },
+  orchestra: { ...DEFAULT.orchestra, enabled: true },
   examples: 4,
 };
 

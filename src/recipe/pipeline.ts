@@ -20,6 +20,7 @@ import { stitchDataset } from "../data/stitch.ts";
 import { datasetTasks } from "../data/tasks.ts";
 import { scorerForPolicySpec } from "../eval/embedded-scorer.ts";
 import { runBoundary } from "../eval/run-boundary.ts";
+import { runOrchestraExperiment } from "../orchestra/experiment.ts";
 import { CORPUS_MIXES } from "../pretrain/corpus.ts";
 import type { RlConfig } from "../rl/config.ts";
 import { creditAssignmentConfig } from "../rl/credit-assignment.ts";
@@ -465,6 +466,29 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
           );
         }
         return byRate;
+      },
+    });
+  }
+  // ---- 8. orchestration (the full preset): shipped orchestrators vs a single agent and fixed plans --
+  if (config.orchestra.enabled) {
+    const orchestra = config.orchestra;
+    stages.push({
+      name: "orchestra",
+      after: [],
+      config: { orchestra, seed: config.seed },
+      cost: orchestra.tasks * orchestra.values.length * 5 * 2 * (orchestra.orchestrators.length + 3),
+      async run(context) {
+        const steps = 5 * orchestra.values.length * 2;
+        let done = 0;
+        const result = await runOrchestraExperiment({
+          orchestrators: orchestra.orchestrators,
+          values: orchestra.values,
+          tasks: orchestra.tasks,
+          seed: config.seed,
+          temperature: orchestra.temperature,
+          onProgress: (message) => context.progress(Math.min(0.99, done++ / steps), message),
+        });
+        return result;
       },
     });
   }

@@ -8,6 +8,7 @@
  */
 import type { PassAtKCurve } from "../eval/passk.ts";
 import { passAtKChart } from "../eval/passk-chart.ts";
+import type { OrchestraExperimentResult } from "../orchestra/experiment.ts";
 import { type Block, type Cell, formatNumber, renderPage, type Section } from "../report/html.ts";
 import { barChart, lineChart } from "../report/plots.ts";
 import { type CreditCurve, creditAssignmentCharts, creditCurvePoints } from "../rl/credit-assignment.ts";
@@ -763,6 +764,17 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       },
     ],
   };
+  if (config.orchestra.enabled) {
+    const orchestra = get<OrchestraExperimentResult>("orchestra");
+    experiments.orchestra = orchestra.json;
+    sections.push(
+      ...orchestra.sections.map((section, i) => ({
+        ...section,
+        title: i === 0 ? `6. Orchestration: ${section.title}` : section.title,
+      })),
+    );
+  }
+
   const stagesSection: Section = {
     title: "Stages",
     blocks: [
