@@ -11,7 +11,7 @@
  */
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { RecipeConfig } from "./config.ts";
+import { parseRecipeConfig, type RecipeConfig } from "./config.ts";
 import { recipeStages } from "./pipeline.ts";
 import type { StageContext, StageResults, StageSpec } from "./stages.ts";
 
@@ -77,7 +77,9 @@ async function runChild(message: StartMessage): Promise<void> {
   process.once("SIGINT", () => controller.abort());
   process.once("disconnect", () => controller.abort()); // the parent died: checkpoint and stop
   try {
-    const stage = recipeStages(message.config).find((candidate) => candidate.name === message.stage);
+    // validated again (over its preset): a parent started by an older version may lack newer fields
+    const config = parseRecipeConfig(message.config);
+    const stage = recipeStages(config).find((candidate) => candidate.name === message.stage);
     if (!stage) throw new Error(`recipe: no stage "${message.stage}" in this config's plan`);
     let lastSent = 0;
     const context: StageContext = {
