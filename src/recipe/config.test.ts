@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import { PRESET_CONFIGS, parseRecipeConfig, RECIPE_PRESETS } from "./config.ts";
 
@@ -33,4 +35,14 @@ test("bad fields fail naming the field and, for choices, the valid values", () =
   assert.throws(() => parseRecipeConfig({ sft: { stepz: 3 } }), /sft.*stepz/);
   assert.throws(() => parseRecipeConfig({}, "huge" as never), /preset.*quick, default, full/);
   assert.throws(() => parseRecipeConfig([]), /JSON object/);
+});
+
+test("the checkpoints a preset names ship with the repository", () => {
+  for (const preset of RECIPE_PRESETS) {
+    const config = PRESET_CONFIGS[preset];
+    const dirs = [config.bases.strong, config.bases.weak];
+    if (config.orchestra.enabled) dirs.push(...config.orchestra.orchestrators.map((o) => o.dir));
+    for (const dir of dirs) assert.ok(existsSync(join(dir, "checkpoint.json")), `${preset}: ${dir}`);
+  }
+  assert.equal(PRESET_CONFIGS.full.orchestra.enabled, true, "--full adds the orchestration section");
 });
