@@ -200,7 +200,7 @@ const DEFAULT: RecipeConfig = {
     taskSeed: 11,
     batch: 64,
   },
-  select: { tasks: 48, m: 4 },
+  select: { tasks: 96, m: 4 },
   data: { tasks: 800, withheldShare: 0.3, noise: 0.2 },
   sft: { steps: 30, tokensPerStep: 4096, learningRate: 1e-3 },
   rl: {

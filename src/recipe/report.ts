@@ -252,7 +252,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       blocks: [
         {
           type: "paragraph",
-          text: `The same ${base.counts.length} test tasks (${base.counts.filter(isWithheld).length} of them from ${WITHHELD_TEMPLATE}, the template the bases never saw), ${n} samples each at temperature ${config.eval.temperature} / top-p ${config.eval.topP}, tool noise ${config.eval.noise}. RL: ${config.rl.estimator}, reward ${config.rl.reward}, ${config.rl.steps} steps of ${config.rl.tasksPerStep}×${config.rl.groupSize} rollouts on the tasks model-aware selection kept. Read it as the paper does: RL above the base at k = 1 and the curves meeting (or crossing) at large k means RL sharpened the base's own distribution.`,
+          text: `The same ${base.counts.length} test tasks (${base.counts.filter(isWithheld).length} of them from ${WITHHELD_TEMPLATE}, the template the bases never saw), ${n} samples each at temperature ${config.eval.temperature} / top-p ${config.eval.topP}, tool noise ${config.eval.noise}. RL: ${config.rl.estimator}, reward ${config.rl.reward}, ${config.rl.steps} steps of ${config.rl.tasksPerStep}×${config.rl.groupSize} rollouts on the ${get<SelectStageResult>("select").taskIds.length} tasks model-aware selection kept (a small pool is trained on again and again: RL can then lose accuracy elsewhere). Read it as the paper does: RL above the base at k = 1 and the curves meeting (or crossing) at large k means RL sharpened the base's own distribution.`,
         },
         { type: "svg", svg, caption: figureCaption(config, "pass@k with 95% bootstrap bands over tasks.") },
         {
