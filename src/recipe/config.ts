@@ -251,13 +251,14 @@ const DEFAULT: RecipeConfig = {
 const QUICK: RecipeConfig = {
   ...DEFAULT,
   preset: "quick",
-  eval: { ...DEFAULT.eval, tasks: 10, withheldTasks: 4, n: 4 },
+  eval: { ...DEFAULT.eval, tasks: 8, withheldTasks: 4, n: 4 },
   select: { tasks: 12, m: 2 },
   data: { ...DEFAULT.data, tasks: 120 },
-  sft: { ...DEFAULT.sft, steps: 8, tokensPerStep: 2048 },
+  sft: { ...DEFAULT.sft, steps: 4, tokensPerStep: 2048 },
   rl: { ...DEFAULT.rl, steps: 2, tasksPerStep: 4, groupSize: 4 },
   credit: {
     ...DEFAULT.credit,
+    estimators: ["grpo", "mt-grpo"],
     steps: 2,
     tasksPerStep: 4,
     groupSize: 4,
@@ -265,7 +266,7 @@ const QUICK: RecipeConfig = {
     evalTasks: 4,
     evalSamples: 2,
   },
-  noise: { ...DEFAULT.noise, steps: 2, tasksPerStep: 4, groupSize: 4, evalTasks: 6, evalN: 1 },
+  noise: { ...DEFAULT.noise, steps: 1, tasksPerStep: 4, groupSize: 4, evalTasks: 6, evalN: 1 },
   examples: 2,
 };
 
