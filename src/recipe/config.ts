@@ -208,7 +208,7 @@ const DEFAULT: RecipeConfig = {
     tasksPerStep: 8,
     groupSize: 4,
     noise: 0.1,
-    learningRate: 2e-4,
+    learningRate: 5e-5,
     reward: "exact-match",
     estimator: "grpo",
   },
