@@ -137,14 +137,9 @@ function curveAt(curve: PassAtKCurve, k: number): number | null {
   return curve.find((point) => point.k === k)?.passAtK ?? null;
 }
 
-/** Per-template curve rows for the withheld template, from task counts. */
+/** pass@k on the withheld template: the eval's own per-template curve. */
 function withheldCurve(evalResult: EvalStageResult): PassAtKCurve {
-  const counts = evalResult.counts.filter(isWithheld);
-  if (counts.length === 0) return [];
-  return evalResult.curves.ks.map((k) => ({
-    k,
-    passAtK: counts.reduce((sum, count) => sum + taskPassAtK(count, k), 0) / counts.length,
-  }));
+  return evalResult.curves.templates[WITHHELD_TEMPLATE] ?? [];
 }
 
 function mainCurve(evalResult: EvalStageResult): PassAtKCurve {

@@ -131,8 +131,9 @@ export async function runStages(
     );
   }
   const dirOf = (name: string) => join(options.root, "stages", name);
+  const stored = new Map(stages.map((stage) => [stage.name, readStageFile(dirOf(stage.name))]));
   const isCached = (name: string) => {
-    const file = readStageFile(dirOf(name));
+    const file = stored.get(name);
     return file?.status === "completed" && file.key === keys.get(name);
   };
   const total = stages.filter((stage) => !isCached(stage.name)).reduce((sum, stage) => sum + stage.cost, 0);
@@ -143,8 +144,8 @@ export async function runStages(
     options.signal?.throwIfAborted();
     const key = keys.get(stage.name)!;
     const dir = dirOf(stage.name);
-    const existing = readStageFile(dir);
-    if (existing?.status === "completed" && existing.key === key) {
+    const existing = stored.get(stage.name) ?? null;
+    if (existing && isCached(stage.name)) {
       results[stage.name] = existing.result;
       const outcome = { name: stage.name, key, cached: true, seconds: existing.seconds ?? 0 };
       outcomes.push(outcome);
