@@ -23,9 +23,9 @@ import {
   trainOrchestrator,
   writeTrainedOrchestratorCard,
 } from "../../orchestra/train.ts";
-import { parsePretrainConfig } from "../../pretrain/config.ts";
 import { openTrainingRun, runTraining } from "../training-run.ts";
 import { parseChoice, parseNumber } from "./options.ts";
+import { openPretrainRun } from "./pretrain.ts";
 
 function parseValues(raw: string): number[] {
   return raw.split(",").map((part) => parseNumber("--values", part.trim(), { integer: true, min: 1 }));
@@ -117,14 +117,7 @@ export function register(program: Command): void {
         if (options.steps) overrides.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });
         if (options.out) overrides.out = options.out;
         const cardTasks = parseNumber("--card-tasks", options.cardTasks, { integer: true, min: 0 });
-        const run = openTrainingRun({
-          kind: "pretrain",
-          resume: options.resume,
-          runs: options.runs,
-          parse: parsePretrainConfig,
-          fresh: () => parsePretrainConfig({ ...fromFile, ...overrides }),
-          defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
-        });
+        const run = openPretrainRun(options, { ...fromFile, ...overrides });
         const { config, directory } = run;
         const label = `pretrain ${config.name}`;
         const summary = await runTraining(

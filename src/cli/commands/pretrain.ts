@@ -12,6 +12,18 @@ import { pretrain } from "../../pretrain/pretrain.ts";
 import { createProgress } from "../progress.ts";
 import { openTrainingRun } from "../training-run.ts";
 
+/** A pretraining run: fresh from a config (file plus flag overrides, validated), or `--resume`d. */
+export function openPretrainRun(options: { resume?: string; runs: string }, fresh: Record<string, unknown>) {
+  return openTrainingRun({
+    kind: "pretrain",
+    resume: options.resume,
+    runs: options.runs,
+    parse: parsePretrainConfig,
+    fresh: () => parsePretrainConfig(fresh),
+    defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
+  });
+}
+
 export function register(program: Command): void {
   program
     .command("pretrain")
@@ -33,14 +45,7 @@ export function register(program: Command): void {
       if (options.steps) overrides.steps = Number(options.steps);
       if (options.seed) overrides.seed = Number(options.seed);
       if (options.out) overrides.out = options.out;
-      const { config, directory, store, runId } = openTrainingRun({
-        kind: "pretrain",
-        resume: options.resume,
-        runs: options.runs,
-        parse: parsePretrainConfig,
-        fresh: () => parsePretrainConfig({ ...fromFile, ...overrides }),
-        defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
-      });
+      const { config, directory, store, runId } = openPretrainRun(options, { ...fromFile, ...overrides });
       const progress = createProgress(`pretrain ${config.name}`, config.steps, {
         quiet: Boolean(options.json),
       });
