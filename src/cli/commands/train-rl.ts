@@ -11,7 +11,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { parseRlConfig, type RlConfig } from "../../rl/config.ts";
+import { REWARD_PRESETS } from "../../reward/index.ts";
+import { parseRlConfig, RL_ESTIMATORS, type RlConfig } from "../../rl/config.ts";
 import { trainRl } from "../../rl/train.ts";
 import { createProgress } from "../progress.ts";
 import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
@@ -101,8 +102,11 @@ export function registerRl(train: Command): void {
     .option("--name <name>", "name of the trained model")
     .option("--steps <n>", "RL steps")
     .option("--seed <n>", "seed of tasks, episodes and mini-batch order")
-    .option("--estimator <name>", "advantage estimator: grpo, dr-grpo, rloo, reinforce-pp, mt-grpo, gigpo")
-    .option("--reward <preset>", "reward preset: exact-match, demyagent, mt-grpo, mt-grpo-noise-aware")
+    .option(
+      "--estimator <name>",
+      `advantage estimator: ${RL_ESTIMATORS.join(", ")} (gae: MT-PPO with a value head)`,
+    )
+    .option("--reward <preset>", `reward preset: ${Object.keys(REWARD_PRESETS).join(", ")}`)
     .option("--aggregation <mode>", "token-mean, seq-mean-token-mean or seq-mean-token-sum-norm")
     .option(
       "--families <list>",
