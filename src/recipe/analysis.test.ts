@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { TaskCount } from "../eval/task-counts.ts";
 import {
+  boundStatus,
   byHops,
+  crossDifference,
   gainShrinkage,
   groupDifference,
   meanPassAtK,
@@ -29,6 +31,29 @@ test("paired differences are over shared tasks only, b − a, with an interval a
   assert.ok(Math.abs(d.mean - 1 / 3) < 1e-12); // (1 − 0 + 0.5 − 0.5 + 1 − 1) / 3
   assert.ok(d.interval.lower <= d.mean && d.mean <= d.interval.upper);
   assert.equal(pairedDifference(a, [row("x", 4, 1)]), null);
+});
+
+test("an upper bound (RL pass@1 ≤ start pass@k) is broken only beyond noise; one lucky sample is inconclusive", () => {
+  const tasks = (cs: number[], n = 16) => cs.map((c, i) => row(`t${i}`, n, c));
+  const start = tasks(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 4 : 0)));
+  const below = tasks(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 8 : 0)));
+  const bound = (rl: TaskCount[], from = start) =>
+    crossDifference(
+      { counts: from, value: (c) => (c.c > 0 ? 1 : 0) }, // pass@16 with 16 samples: any correct
+      { counts: rl, value: (c) => c.c / c.n }, // pass@1
+    );
+  // RL sharpened inside the start's reach: pass@1 0.25 on the solvable half, pass@16 1 there
+  const sharpened = bound(below)!;
+  assert.ok(sharpened.mean < 0 && sharpened.tasks === 40);
+  assert.equal(boundStatus([sharpened]), "reproduced");
+  // a start that solves nothing and an RL that solved 1 sample of 640: above, within noise
+  const zero = tasks(Array.from({ length: 40 }, () => 0));
+  const lucky = tasks(Array.from({ length: 40 }, (_, i) => (i === 0 ? 1 : 0)));
+  assert.equal(boundStatus([sharpened, bound(lucky, zero)]), "inconclusive");
+  // an RL that solves half of every task the start never solved: the bound is broken
+  const broad = tasks(Array.from({ length: 40 }, () => 8));
+  assert.equal(boundStatus([sharpened, bound(broad, zero)]), "not reproduced");
+  assert.equal(boundStatus([sharpened, null]), "not measured");
 });
 
 test("gain shrinkage: a sharpened policy (better pass@1, same pass@k) shrinks; a broadened one does not", () => {

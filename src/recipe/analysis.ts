@@ -56,13 +56,39 @@ export function pairedDifference(
   seed = 0,
   filter: (count: TaskCount) => boolean = () => true,
 ): PairedDifference | null {
-  const left = byTask(a);
-  const right = byTask(b);
-  const ids = sharedTasks(a, b).filter((id) => filter(left.get(id)!));
+  return crossDifference({ counts: a, value }, { counts: b, value }, seed, filter);
+}
+
+/**
+ * Paired difference of two different per-task statistics, `b.value` on `b`'s counts minus
+ * `a.value` on `a`'s (e.g. RL's pass@1 − its start's pass@16), over the tasks both have.
+ */
+export function crossDifference(
+  a: { counts: readonly TaskCount[]; value: (count: TaskCount) => number },
+  b: { counts: readonly TaskCount[]; value: (count: TaskCount) => number },
+  seed = 0,
+  filter: (count: TaskCount) => boolean = () => true,
+): PairedDifference | null {
+  const left = byTask(a.counts);
+  const right = byTask(b.counts);
+  const ids = sharedTasks(a.counts, b.counts).filter((id) => filter(left.get(id)!));
   if (ids.length === 0) return null;
-  const diffs = ids.map((id) => value(right.get(id)!) - value(left.get(id)!));
+  const diffs = ids.map((id) => b.value(right.get(id)!) - a.value(left.get(id)!));
   const [interval] = bootstrapMeans([diffs], { seed });
   return { mean: diffs.reduce((sum, d) => sum + d, 0) / diffs.length, interval, tasks: ids.length };
+}
+
+/**
+ * Status of an upper-bound claim ("x ≤ bound" for every case), from each case's paired
+ * difference x − bound: not reproduced when some case is above its bound beyond its interval,
+ * reproduced when no case is above it at all, inconclusive in between (above, within noise).
+ */
+export function boundStatus(differences: readonly (PairedDifference | null)[]): VerdictStatus {
+  if (differences.length === 0 || differences.some((d) => d === null)) return "not measured";
+  const measured = differences as readonly PairedDifference[];
+  if (measured.some((d) => d.interval.lower > 0)) return "not reproduced";
+  if (measured.every((d) => d.mean <= 1e-9)) return "reproduced";
+  return "inconclusive";
 }
 
 /**
