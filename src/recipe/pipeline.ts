@@ -158,11 +158,39 @@ function evalOptions(config: RecipeConfig) {
   };
 }
 
+/**
+ * Each stage's cost for the ETA: estimated seconds on one core of the 2-core reference machine, a
+ * fixed part (process start, model loading, the stage's own evaluations) plus a part per unit of
+ * work, fitted on that machine's default (10.8 min) and full (44.4 min) runs from empty folders.
+ * Only the shares matter: the bar's rate is measured as it runs, so a faster machine gets the same
+ * proportions and a correct ETA.
+ */
+const STAGE_SECONDS = {
+  /** per episode of an evaluation */
+  eval: (episodes: number) => 3 + 0.051 * episodes,
+  /** per rollout of the selection (measuring plus the fresh re-check) */
+  select: (rollouts: number) => 1 + 0.095 * rollouts,
+  /** per task of a dataset */
+  data: (tasks: number) => 0.5 + 0.0005 * tasks,
+  /** per token of SFT */
+  sft: (tokens: number) => 11 + tokens / 3600,
+  /** per training episode of RL, and per episode of its held-out tracking */
+  rl: (episodes: number, evalEpisodes = 0) => 20 + 0.06 * episodes + 0.08 * evalEpisodes,
+  /** RL under heavy tool noise: longer episodes (retries) */
+  noisyRl: (episodes: number) => 10 + 0.166 * episodes,
+  /** evaluations at several noise rates: one model load and pool per rate */
+  noiseEval: (rates: number, episodes: number) => 5 * rates + 0.035 * episodes,
+  /** the boundary stage: mostly fixed (two models loaded to score each other's solutions) */
+  boundary: (evalEpisodes: number) => 13 + 0.001 * evalEpisodes,
+  /** per orchestration episode */
+  orchestra: (episodes: number) => 0.0193 * episodes,
+};
+
 /** The stage list of a recipe config, in run order. */
 export function recipeStages(config: RecipeConfig): StageSpec[] {
   const stages: StageSpec[] = [];
   const evalTasks = recipeEvalTasks(config);
-  const evalCost = evalTasks.length * config.eval.n;
+  const evalEpisodes = evalTasks.length * config.eval.n;
   const mainEval = (
     name: string,
     after: string[],
@@ -171,7 +199,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     name,
     after,
     config: { eval: config.eval, seed: config.seed, policy: after.length === 0 ? policyOf({}) : null },
-    cost: evalCost,
+    cost: STAGE_SECONDS.eval(evalEpisodes),
     run: (context: StageContext, results: StageResults) =>
       evalStage(context, {
         policy: policyOf(results),
@@ -197,7 +225,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
       base: config.bases.strong,
       seed: config.seed,
     },
-    cost: config.select.tasks * config.select.m * 1.5, // measuring plus the fresh re-check
+    cost: STAGE_SECONDS.select(config.select.tasks * config.select.m),
     async run(context) {
       let measured = 0;
       const total = config.select.tasks * config.select.m;
@@ -244,7 +272,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     name: "data-real",
     after: [],
     config: { data: config.data, seed: config.seed },
-    cost: config.data.tasks * 0.05,
+    cost: STAGE_SECONDS.data(config.data.tasks),
     async run(context) {
       const result = await collectDataset({
         policy: "expert",
@@ -262,7 +290,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     name: "data-stitched",
     after: [],
     config: { data: { ...config.data, noise: null }, seed: config.seed },
-    cost: config.data.tasks * 0.01,
+    cost: STAGE_SECONDS.data(config.data.tasks) / 2,
     async run(context) {
       const result = stitchDataset({ tasks: dataTasks, out: ensureFresh(join(context.dir, "dataset")) });
       return {
@@ -277,7 +305,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
       name: `sft-${kind}`,
       after: [`data-${kind}`],
       config: { sft: config.sft, base: config.bases.strong, seed: config.seed },
-      cost: config.sft.models ? 1 : (config.sft.steps * config.sft.tokensPerStep) / 400,
+      cost: config.sft.models ? 1 : STAGE_SECONDS.sft(config.sft.steps * config.sft.tokensPerStep),
       run: (context, results) =>
         config.sft.models
           ? givenSftModel(config.sft.models[kind])
@@ -299,7 +327,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
   }
 
   // ---- 4. the same RL from four starts ---------------------------------------------------------------
-  const rlCost = config.rl.steps * config.rl.tasksPerStep * config.rl.groupSize * 1.6;
+  const rlCost = STAGE_SECONDS.rl(config.rl.steps * config.rl.tasksPerStep * config.rl.groupSize);
   const startOf: Record<MainStart, { after: string[]; base: (results: StageResults) => string }> = {
     base: { after: [], base: () => config.bases.strong },
     "sft-real": { after: ["sft-real"], base: modelOf("sft-real") },
@@ -327,7 +355,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     name: "boundary",
     after: ["eval-base-strong", "eval-rl-base"],
     config: {},
-    cost: 60,
+    cost: STAGE_SECONDS.boundary(evalEpisodes),
     async run(context, results) {
       const base = resultOf<EvalStageResult>(results, "eval-base-strong");
       const rl = resultOf<EvalStageResult>(results, "eval-rl-base");
@@ -369,9 +397,10 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
       name: creditStageName(estimator),
       after: [],
       config: { credit, estimator, base: config.bases.strong, seed: config.seed },
-      cost:
-        credit.steps * credit.tasksPerStep * credit.groupSize * 1.6 +
+      cost: STAGE_SECONDS.rl(
+        1.6 * credit.steps * credit.tasksPerStep * credit.groupSize, // chains: ~1.6× the turns
         evalPoints * credit.evalTasks * credit.evalSamples,
+      ),
       // the experiment as `scripts/credit-assignment.ts` defines it, run resumably in the stage folder
       run: (context) =>
         rlStage(
@@ -408,7 +437,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
         base: config.bases.strong,
         seed: config.seed,
       },
-      cost: noise.steps * noise.tasksPerStep * noise.groupSize * 1.6,
+      cost: STAGE_SECONDS.noisyRl(noise.steps * noise.tasksPerStep * noise.groupSize),
       run: (context) =>
         rlStage(context, {
           name: `recipe-noise-${variant}`,
@@ -445,7 +474,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
         seed: config.seed,
         base: after.length === 0 ? config.bases.strong : null,
       },
-      cost: noiseTasks.length * noise.evalN * noise.rates.length,
+      cost: STAGE_SECONDS.noiseEval(noise.rates.length, noiseTasks.length * noise.evalN * noise.rates.length),
       async run(context, results) {
         const byRate: Record<string, EvalStageResult> = {};
         for (const [i, rate] of noise.rates.entries()) {
@@ -476,7 +505,9 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
       name: "orchestra",
       after: [],
       config: { orchestra, seed: config.seed },
-      cost: orchestra.tasks * orchestra.values.length * 5 * 2 * (orchestra.orchestrators.length + 3),
+      cost: STAGE_SECONDS.orchestra(
+        orchestra.tasks * orchestra.values.length * 5 * 2 * (orchestra.orchestrators.length + 3),
+      ),
       async run(context) {
         const steps = 5 * orchestra.values.length * 2;
         let done = 0;

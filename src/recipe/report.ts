@@ -771,12 +771,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   if (config.orchestra.enabled) {
     const orchestra = get<OrchestraExperimentResult>("orchestra");
     experiments.orchestra = orchestra.json;
-    sections.push(
-      ...orchestra.sections.map((section, i) => ({
-        ...section,
-        title: i === 0 ? `6. Orchestration: ${section.title}` : section.title,
-      })),
-    );
+    sections.push(...orchestra.sections.map((section) => ({ ...section, title: `6. ${section.title}` })));
   }
 
   const stagesSection: Section = {

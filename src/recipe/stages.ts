@@ -35,7 +35,7 @@ export interface StageSpec {
   after: readonly string[];
   /** Everything of the config this stage depends on (hashed into its key). */
   config: unknown;
-  /** Rough cost in episode-equivalents, for the ETA. */
+  /** Estimated cost (seconds on the reference machine; only the shares matter), for the ETA. */
   cost: number;
   run(context: StageContext, results: StageResults): Promise<unknown>;
 }
