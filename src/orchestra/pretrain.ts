@@ -4,11 +4,16 @@
  * axis with weak sub-agents, high degree, temperature 1, test worlds). `config.mix` is unused
  * (the corpus replaces it) and `cardEpisodes` is the number of card tasks per axis and value.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { resolvePolicy } from "../policy/resolve.ts";
 import type { PretrainConfig } from "../pretrain/config.ts";
-import { trainingFacts } from "../pretrain/model-card.ts";
+import {
+  architectureSentence,
+  cardMachine,
+  percent,
+  trainingFacts,
+  trainingSentence,
+  writeCardFiles,
+} from "../pretrain/model-card.ts";
 import { type PretrainResult, pretrain } from "../pretrain/pretrain.ts";
 import type { Store } from "../store/index.ts";
 import { ORCHESTRA_CORPUS_MIX, orchestraCorpusEpisodes, orchestraVocabulary } from "./corpus.ts";
@@ -49,28 +54,26 @@ export function writeOrchestratorCard(
     },
     training: trainingFacts(config, result),
     evaluation,
-    machine: `${process.platform} ${process.arch}, Node ${process.versions.node}`,
+    machine: cardMachine(),
   };
-  writeFileSync(join(dir, "card.json"), `${JSON.stringify(card, null, 2)}\n`);
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const lines = [
     `# ${config.name}`,
     "",
-    `A ${config.model.nLayers}-layer, d=${config.model.dModel} GPT (context ${config.model.maxLen}) pretrained from scratch by \`agentrl orchestra pretrain\` on scripted orchestration episodes (src/orchestra/corpus.ts). Its vocabulary is the world's plus the sub-agent tags and orchestration words, so it can only be used as an orchestrator.`,
+    `${architectureSentence(config, "agentrl orchestra pretrain")} on scripted orchestration episodes (src/orchestra/corpus.ts). Its vocabulary is the world's plus the sub-agent tags and orchestration words, so it can only be used as an orchestrator.`,
     "",
     "## Corpus",
     "",
     "| behaviour | degree | share |",
     "| --- | --- | --- |",
     ...ORCHESTRA_CORPUS_MIX.map(
-      ({ weight, strategy, degree }) => `| ${strategy.id} | ${degree} | ${pct(weight)} |`,
+      ({ weight, strategy, degree }) => `| ${strategy.id} | ${degree} | ${percent(weight)} |`,
     ),
     "",
-    `Tasks of every axis at values up to 4, train worlds, weak and strong sub-agents in equal shares. ${result.corpus.episodes} episodes generated, ${pct(result.corpus.successRate)} of them correct, ${result.corpus.dropped} longer than the context dropped.`,
+    `Tasks of every axis at values up to 4, train worlds, weak and strong sub-agents in equal shares. ${result.corpus.episodes} episodes generated, ${percent(result.corpus.successRate)} of them correct, ${result.corpus.dropped} longer than the context dropped.`,
     "",
     "## Training",
     "",
-    `${result.steps} steps, ${(result.tokens / 1e6).toFixed(2)}M tokens (${(result.policyTokens / 1e6).toFixed(2)}M policy tokens in the loss), ${(result.seconds / 60).toFixed(1)} min on ${card.machine}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}; loss weight of prompt and observation tokens ${config.contextLossWeight}. Reproduce with \`scripts/orchestrator.sh\`.`,
+    `${trainingSentence(config, result)}; loss weight of prompt and observation tokens ${config.contextLossWeight}. Reproduce with \`scripts/orchestrator.sh\`.`,
     "",
     ...(evaluation
       ? [
@@ -78,12 +81,12 @@ export function writeOrchestratorCard(
           "",
           "| axis | accuracy |",
           "| --- | --- |",
-          ...Object.entries(evaluation.accuracy).map(([axis, rate]) => `| ${axis} | ${pct(rate)} |`),
+          ...Object.entries(evaluation.accuracy).map(([axis, rate]) => `| ${axis} | ${percent(rate)} |`),
           "",
         ]
       : []),
   ];
-  writeFileSync(join(dir, "MODEL_CARD.md"), lines.join("\n"));
+  writeCardFiles(dir, card, lines);
 }
 
 /** The card's evaluation: accuracy per axis at value 2 (weak sub-agents, high degree, temperature 1). */

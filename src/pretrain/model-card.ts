@@ -76,6 +76,31 @@ export function trainingFacts(config: PretrainConfig, result: PretrainResult) {
   };
 }
 
+export const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** The machine a card's run took its time on. */
+export const cardMachine = () => `${process.platform} ${process.arch}, Node ${process.versions.node}`;
+
+/** A card's opening sentence: the architecture and the command that pretrained it. */
+export function architectureSentence(config: PretrainConfig, command: string): string {
+  const { nLayers, dModel, maxLen } = config.model;
+  return `A ${nLayers}-layer, d=${dModel} GPT (context ${maxLen}) pretrained from scratch by \`${command}\``;
+}
+
+/** A card's training paragraph up to the seed: steps, tokens, minutes, final loss. */
+export function trainingSentence(config: PretrainConfig, result: PretrainResult): string {
+  return (
+    `${result.steps} steps, ${(result.tokens / 1e6).toFixed(2)}M tokens (${(result.policyTokens / 1e6).toFixed(2)}M policy tokens in the loss), ` +
+    `${(result.seconds / 60).toFixed(1)} min on ${cardMachine()}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}`
+  );
+}
+
+/** Writes `card.json` (every number) and `MODEL_CARD.md` (the same, for people) into `dir`. */
+export function writeCardFiles(dir: string, card: object, markdown: string[]): void {
+  writeFileSync(join(dir, "card.json"), `${JSON.stringify(card, null, 2)}\n`);
+  writeFileSync(join(dir, "MODEL_CARD.md"), markdown.join("\n"));
+}
+
 export function writeModelCard(
   dir: string,
   config: PretrainConfig,
@@ -96,28 +121,25 @@ export function writeModelCard(
     },
     training: { ...trainingFacts(config, result), init: config.init ?? null },
     evaluation,
-    machine: `${process.platform} ${process.arch}, Node ${process.versions.node}`,
+    machine: cardMachine(),
   };
-  writeFileSync(join(dir, "card.json"), `${JSON.stringify(card, null, 2)}\n`);
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const lines = [
     `# ${config.name}`,
     "",
-    `A ${config.model.nLayers}-layer, d=${config.model.dModel} GPT (context ${config.model.maxLen}) pretrained from scratch by \`agentrl pretrain\` on the \`${config.mix}\` corpus mix.`,
+    `${architectureSentence(config, "agentrl pretrain")} on the \`${config.mix}\` corpus mix.`,
     "",
     "## Corpus",
     "",
     "| behaviour | share |",
     "| --- | --- |",
-    ...mix.components.map(({ weight, behaviour }) => `| ${behaviour.id} | ${pct(weight)} |`),
+    ...mix.components.map(({ weight, behaviour }) => `| ${behaviour.id} | ${percent(weight)} |`),
     "",
     `Withheld (never demonstrated): ${mix.withheldTemplates.join(", ")}. Tool noise in corpus episodes: ${config.noise ?? mix.noise}. ` +
-      `${result.corpus.episodes} episodes generated, ${pct(result.corpus.successRate)} of them correct.`,
+      `${result.corpus.episodes} episodes generated, ${percent(result.corpus.successRate)} of them correct.`,
     "",
     "## Training",
     "",
-    `${result.steps} steps, ${(result.tokens / 1e6).toFixed(2)}M tokens (${(result.policyTokens / 1e6).toFixed(2)}M policy tokens in the loss), ` +
-      `${(result.seconds / 60).toFixed(1)} min on ${card.machine}, final loss ${result.finalLoss.toFixed(4)} nats/token, seed ${config.seed}` +
+    trainingSentence(config, result) +
       (config.init ? `, continued from \`${config.init}\` (see its own card)` : ", from a random init") +
       `; loss weight of prompt and observation tokens ${config.contextLossWeight}.`,
     "",
@@ -127,12 +149,12 @@ export function writeModelCard(
     "",
     "| family | pass@1 |",
     "| --- | --- |",
-    ...Object.entries(evaluation.pass1).map(([family, rate]) => `| ${family} | ${pct(rate)} |`),
-    `| all | ${pct(evaluation.pass1Overall)} |`,
+    ...Object.entries(evaluation.pass1).map(([family, rate]) => `| ${family} | ${percent(rate)} |`),
+    `| all | ${percent(evaluation.pass1Overall)} |`,
     ...Object.entries(evaluation.withheld).map(
-      ([template, rate]) => `| withheld ${template} | ${pct(rate)} |`,
+      ([template, rate]) => `| withheld ${template} | ${percent(rate)} |`,
     ),
     "",
   ];
-  writeFileSync(join(dir, "MODEL_CARD.md"), lines.join("\n"));
+  writeCardFiles(dir, card, lines);
 }

@@ -11,22 +11,12 @@
  * error, empty, timeout and corrupted, seeded by `--noise-seed`), plus the sandboxed `code` tool with
  * `--code`. The token may also come from AGENTRL_MCP_TOKEN.
  */
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { connectMcpTools, type McpServerSpec, serveHttp, serveStdio } from "../../mcp/index.ts";
 import { createCodeTool, uniformNoise, worldTools } from "../../tools/index.ts";
 import type { AnyTool } from "../../types/tool.ts";
 import { generateWorld } from "../../world/index.ts";
-import { parseChoice, parseNumber } from "./options.ts";
-
-function numberOption(name: string, limits: { integer?: boolean; min?: number; max?: number }) {
-  return (text: string): number => {
-    try {
-      return parseNumber(name, text, limits);
-    } catch (error) {
-      throw new InvalidArgumentError((error as Error).message);
-    }
-  };
-}
+import { addToolNoiseOptions, numberOption, parseChoice } from "./options.ts";
 
 interface ServeCommandOptions {
   seed: number;
@@ -61,21 +51,11 @@ export function register(program: Command): void {
     .command("mcp")
     .description("serve agentrl tools over MCP, or list an MCP server's tools");
 
-  mcp
+  const serve = mcp
     .command("serve")
     .description("expose the world's tools (search, calc; optionally code) as an MCP server")
-    .option("--seed <n>", "world seed", numberOption("--seed", { integer: true, min: 0 }), 0)
-    .option(
-      "--noise <rate>",
-      "total injected failure rate in [0, 1], split evenly over error, empty, timeout and corrupted",
-      numberOption("--noise", { min: 0, max: 1 }),
-      0,
-    )
-    .option(
-      "--noise-seed <n>",
-      "seed of the noise draws (default: the world seed)",
-      numberOption("--noise-seed", { integer: true, min: 0 }),
-    )
+    .option("--seed <n>", "world seed", numberOption("--seed", { integer: true, min: 0 }), 0);
+  addToolNoiseOptions(serve)
     .option(
       "--top-k <n>",
       "documents per search result",

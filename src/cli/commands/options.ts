@@ -2,6 +2,7 @@
  * Validation of command-line values: a bad value fails fast with the option named and the valid
  * values listed, before any work starts.
  */
+import { type Command, InvalidArgumentError } from "commander";
 
 export function parseNumber(
   name: string,
@@ -33,4 +34,31 @@ export function parseChoice<T extends string>(name: string, raw: string, choices
     throw new Error(`${name} must be one of ${choices.join(", ")}; got "${raw}"`);
   }
   return raw as T;
+}
+
+/** Commander parser for a numeric option; the error names the option and the valid range. */
+export function numberOption(name: string, limits: { integer?: boolean; min?: number; max?: number }) {
+  return (text: string): number => {
+    try {
+      return parseNumber(name, text, limits);
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
+  };
+}
+
+/** `--noise` and `--noise-seed` of the commands that call the world's tools directly. */
+export function addToolNoiseOptions(command: Command): Command {
+  return command
+    .option(
+      "--noise <rate>",
+      "total injected failure rate in [0, 1], split evenly over error, empty, timeout and corrupted",
+      numberOption("--noise", { min: 0, max: 1 }),
+      0,
+    )
+    .option(
+      "--noise-seed <n>",
+      "seed of the noise draws (default: the world seed)",
+      numberOption("--noise-seed", { integer: true, min: 0 }),
+    );
 }

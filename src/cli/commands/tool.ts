@@ -10,13 +10,13 @@
  *
  * The words of the query or expression may be given unquoted: they are joined with spaces.
  */
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { callTool } from "../../tools/call-tool.ts";
 import { uniformNoise } from "../../tools/noise.ts";
 import { toolSpec } from "../../tools/spec.ts";
 import { worldTools } from "../../tools/world-tools.ts";
 import { generateWorld } from "../../world/index.ts";
-import { parseNumber } from "./options.ts";
+import { addToolNoiseOptions, numberOption } from "./options.ts";
 
 interface ToolCommandOptions {
   seed: number;
@@ -26,36 +26,13 @@ interface ToolCommandOptions {
   timeout: number;
 }
 
-/** Commander parser for a numeric option; the error names the option and the valid range. */
-function numberOption(name: string, limits: { integer?: boolean; min?: number; max?: number }) {
-  return (text: string): number => {
-    try {
-      return parseNumber(name, text, limits);
-    } catch (error) {
-      throw new InvalidArgumentError((error as Error).message);
-    }
-  };
-}
-
 function addCommonOptions(command: Command): Command {
-  return command
-    .option(
-      "--noise <rate>",
-      "total injected failure rate in [0, 1], split evenly over error, empty, timeout and corrupted",
-      numberOption("--noise", { min: 0, max: 1 }),
-      0,
-    )
-    .option(
-      "--noise-seed <n>",
-      "seed of the noise draws (default: the world seed)",
-      numberOption("--noise-seed", { integer: true, min: 0 }),
-    )
-    .option(
-      "--timeout <ms>",
-      "abandon the call after this many milliseconds",
-      numberOption("--timeout", { min: 1 }),
-      10_000,
-    );
+  return addToolNoiseOptions(command).option(
+    "--timeout <ms>",
+    "abandon the call after this many milliseconds",
+    numberOption("--timeout", { min: 1 }),
+    10_000,
+  );
 }
 
 /** The world's tools with the command's noise; `documents` is empty for calc (it needs no world). */

@@ -14,8 +14,7 @@ import type { Command } from "commander";
 import { REWARD_PRESETS } from "../../reward/index.ts";
 import { parseRlConfig, RL_ESTIMATORS, type RlConfig } from "../../rl/config.ts";
 import { trainRl } from "../../rl/train.ts";
-import { createProgress } from "../progress.ts";
-import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
+import { openTrainingRun, runTraining } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
 
 interface RlCommandOptions {
@@ -131,7 +130,7 @@ export function registerRl(train: Command): void {
     .option("--run-id <id>", "name of the run directory (default rl-<name>-<time>)")
     .option("--json", "print the result as JSON")
     .action(async (options: RlCommandOptions) => {
-      const { config, directory, store, runId } = openTrainingRun({
+      const run = openTrainingRun({
         kind: "rl",
         resume: options.resume,
         runs: options.runs,
@@ -140,60 +139,47 @@ export function registerRl(train: Command): void {
         fresh: () => rlConfigFrom(options),
         defaultId: (c) => `rl-${c.name}-${Date.now()}`,
       });
-      const progress = createProgress(`rl ${config.name}`, config.steps, { quiet: Boolean(options.json) });
-      const interrupt = interruptOnSigint();
-      try {
-        const result = await trainRl({
-          config,
-          runDir: directory,
-          store,
-          runId,
-          signal: interrupt.signal,
-          onProgress: ({ step, metrics, warning }) => {
-            if (warning) process.stderr.write(`\nWARNING ${warning}\n`);
-            if (step === 0) return;
-            progress.update(step, {
-              reward: formatMetric(metrics["reward/mean"]),
-              "pass@1": formatMetric(metrics["rollout/pass@1"]),
-              kept: formatMetric(metrics["rollout/kept_groups"]),
-              clip: formatMetric(metrics["policy/clip_fraction"]),
-              ent: formatMetric(metrics["policy/entropy"]),
-              "tok/s": Math.round(metrics["perf/tokens_per_s"] ?? 0),
-            });
-          },
-        });
-        progress.stop();
-        store.finishRun(runId, "completed", result);
-        if (options.json) {
-          console.log(JSON.stringify({ run: directory, ...result }, null, 2));
-          return;
-        }
-        console.log(`trained model written to ${result.modelDir} (run ${directory})`);
+      const { config, directory } = run;
+      const result = await runTraining(
+        run,
+        { label: `rl ${config.name}`, steps: config.steps, quiet: Boolean(options.json) },
+        ({ progress, signal }) =>
+          trainRl({
+            ...run,
+            runDir: directory,
+            signal,
+            onProgress: ({ step, metrics, warning }) => {
+              if (warning) process.stderr.write(`\nWARNING ${warning}\n`);
+              if (step === 0) return;
+              progress.update(step, {
+                reward: formatMetric(metrics["reward/mean"]),
+                "pass@1": formatMetric(metrics["rollout/pass@1"]),
+                kept: formatMetric(metrics["rollout/kept_groups"]),
+                clip: formatMetric(metrics["policy/clip_fraction"]),
+                ent: formatMetric(metrics["policy/entropy"]),
+                "tok/s": Math.round(metrics["perf/tokens_per_s"] ?? 0),
+              });
+            },
+          }),
+      );
+      if (options.json) {
+        console.log(JSON.stringify({ run: directory, ...result }, null, 2));
+        return;
+      }
+      console.log(`trained model written to ${result.modelDir} (run ${directory})`);
+      console.log(
+        `${result.steps} steps (from ${result.startStep}), ${result.episodes} episodes, ${(result.seconds / 60).toFixed(1)} min`,
+      );
+      for (const point of result.boundary) {
         console.log(
-          `${result.steps} steps (from ${result.startStep}), ${result.episodes} episodes, ${(result.seconds / 60).toFixed(1)} min`,
+          `  step ${point.step}: eval pass@1 ${point.passAt1.toFixed(3)}, pass@${point.k} ${point.passAtK.toFixed(3)}`,
         );
-        for (const point of result.boundary) {
-          console.log(
-            `  step ${point.step}: eval pass@1 ${point.passAt1.toFixed(3)}, pass@${point.k} ${point.passAtK.toFixed(3)}`,
-          );
-        }
-        if (result.sharpening.length > 0) {
-          console.log(`sharpening flagged at steps ${result.sharpening.map((s) => s.step).join(", ")}`);
-        }
-        if (result.skipped.nonfinite.length > 0) {
-          console.log(
-            `steps undone for a non-finite loss or gradient: ${result.skipped.nonfinite.join(", ")}`,
-          );
-        }
-      } catch (error) {
-        progress.stop();
-        store.finishRun(runId, interrupt.signal.aborted ? "interrupted" : "failed", {
-          error: String(error),
-        });
-        throw error;
-      } finally {
-        interrupt.dispose();
-        store.close();
+      }
+      if (result.sharpening.length > 0) {
+        console.log(`sharpening flagged at steps ${result.sharpening.map((s) => s.step).join(", ")}`);
+      }
+      if (result.skipped.nonfinite.length > 0) {
+        console.log(`steps undone for a non-finite loss or gradient: ${result.skipped.nonfinite.join(", ")}`);
       }
     });
 }

@@ -13,8 +13,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { parseSftConfig, type SftConfig } from "../../sft/config.ts";
 import { trainSft } from "../../sft/train.ts";
-import { createProgress } from "../progress.ts";
-import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
+import { openTrainingRun, runTraining } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
 
 interface SftCommandOptions {
@@ -65,7 +64,7 @@ export function registerSft(train: Command): void {
     .option("--run-id <id>", "name of the run directory (default sft-<name>-<time>)")
     .option("--json", "print the result as JSON")
     .action(async (options: SftCommandOptions) => {
-      const { config, directory, store, runId } = openTrainingRun({
+      const run = openTrainingRun({
         kind: "sft",
         resume: options.resume,
         runs: options.runs,
@@ -74,46 +73,35 @@ export function registerSft(train: Command): void {
         fresh: () => configFrom(options),
         defaultId: (c) => `sft-${c.name}-${Date.now()}`,
       });
-      const progress = createProgress(`sft ${config.name}`, config.steps, { quiet: Boolean(options.json) });
-      const interrupt = interruptOnSigint();
-      try {
-        const result = await trainSft({
-          config,
-          runDir: directory,
-          store,
-          runId,
-          signal: interrupt.signal,
-          onProgress: (p) =>
-            progress.update(p.step, {
-              loss: p.loss,
-              ...(p.heldoutLoss !== null ? { heldout: p.heldoutLoss } : {}),
-              "tok/s": Math.round(p.tokensPerSecond),
-            }),
-        });
-        progress.stop();
-        store.finishRun(runId, "completed", result);
-        if (options.json) {
-          console.log(JSON.stringify({ run: directory, ...result }, null, 2));
-          return;
-        }
-        const loss = (x: number | null) => (x === null ? "n/a" : x.toFixed(4));
-        console.log(`fine-tuned model written to ${result.modelDir} (run ${directory})`);
-        console.log(
-          `${result.steps} steps (${result.epochs.toFixed(2)} epochs of ${result.data.trainEpisodes} episodes), ${(result.seconds / 60).toFixed(1)} min`,
-        );
-        console.log(
-          `loss: train ${loss(result.finalLoss)}; held-out ${loss(result.initialHeldoutLoss)} → ${loss(result.finalHeldoutLoss)} (${result.data.heldoutEpisodes} episodes of ${result.data.heldoutTasks} unseen tasks)`,
-        );
-      } catch (error) {
-        progress.stop();
-        store.finishRun(runId, interrupt.signal.aborted ? "interrupted" : "failed", {
-          error: String(error),
-        });
-        throw error;
-      } finally {
-        interrupt.dispose();
-        store.close();
+      const { config, directory } = run;
+      const result = await runTraining(
+        run,
+        { label: `sft ${config.name}`, steps: config.steps, quiet: Boolean(options.json) },
+        ({ progress, signal }) =>
+          trainSft({
+            ...run,
+            runDir: directory,
+            signal,
+            onProgress: (p) =>
+              progress.update(p.step, {
+                loss: p.loss,
+                ...(p.heldoutLoss !== null ? { heldout: p.heldoutLoss } : {}),
+                "tok/s": Math.round(p.tokensPerSecond),
+              }),
+          }),
+      );
+      if (options.json) {
+        console.log(JSON.stringify({ run: directory, ...result }, null, 2));
+        return;
       }
+      const loss = (x: number | null) => (x === null ? "n/a" : x.toFixed(4));
+      console.log(`fine-tuned model written to ${result.modelDir} (run ${directory})`);
+      console.log(
+        `${result.steps} steps (${result.epochs.toFixed(2)} epochs of ${result.data.trainEpisodes} episodes), ${(result.seconds / 60).toFixed(1)} min`,
+      );
+      console.log(
+        `loss: train ${loss(result.finalLoss)}; held-out ${loss(result.initialHeldoutLoss)} → ${loss(result.finalHeldoutLoss)} (${result.data.heldoutEpisodes} episodes of ${result.data.heldoutTasks} unseen tasks)`,
+      );
     });
 }
 
