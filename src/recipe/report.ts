@@ -755,7 +755,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     blocks: [
       {
         type: "paragraph",
-        text: `Preset ${config.preset}, seed ${config.seed}: this run ${(input.seconds / 60).toFixed(1)} min, the stages' own compute ${(input.outcomes.reduce((sum, o) => sum + o.seconds, 0) / 60).toFixed(1)} min (cached ones as first measured), on ${input.machine.cpus} × ${input.machine.cpuModel} (${input.machine.memoryGiB} GiB, Node ${input.machine.node}). Each claim below is checked on the numbers of its section; "inconclusive" means the 95% interval of the difference includes zero at this size, not that the claim is false.${config.preset === "quick" ? " The quick preset exists to exercise every stage: expect most verdicts to be inconclusive." : ""}`,
+        text: `Preset ${config.preset}, seed ${config.seed}: ${input.outcomes.every((o) => o.cached) ? "this report was rebuilt from cached stages;" : `this run ${(input.seconds / 60).toFixed(1)} min,`} the stages' own compute ${(input.outcomes.reduce((sum, o) => sum + o.seconds, 0) / 60).toFixed(1)} min (cached ones as first measured), on ${input.machine.cpus} × ${input.machine.cpuModel} (${input.machine.memoryGiB} GiB, Node ${input.machine.node}). Each claim below is checked on the numbers of its section; "inconclusive" means the 95% interval of the difference includes zero at this size, not that the claim is false.${config.preset === "quick" ? " The quick preset exists to exercise every stage: expect most verdicts to be inconclusive." : ""}`,
       },
       {
         type: "table",
