@@ -19,6 +19,8 @@ export interface Verdict {
   status: VerdictStatus;
   /** The measured numbers the status follows from. */
   evidence: string;
+  /** The paired difference the status follows from, where one does (b − a, with its interval). */
+  difference?: PairedDifference | null;
 }
 
 export interface PairedDifference {

@@ -193,12 +193,14 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         experiment: "boundary",
         claim: "RL raises pass@1 over its base",
         status: positiveStatus(gain1),
+        difference: gain1,
         evidence: formatDifference(gain1, "pass@1 RL − base"),
       },
       {
         experiment: "boundary",
         claim: `RL's gain shrinks as k grows (the base catches up by k = ${n})`,
         status: positiveStatus(shrink),
+        difference: shrink,
         evidence: `${formatDifference(shrink, `(gain at k=1) − (gain at k=${n})`)}; ${formatDifference(gainN, `pass@${n} RL − base`)}`,
       },
       {
@@ -313,6 +315,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         experiment: "data-first",
         claim: "SFT-real then RL beats SFT-stitched then RL (pass@1 under tool noise)",
         status: positiveStatus(afterRl),
+        difference: afterRl,
         evidence: `${formatDifference(afterRl, "pass@1 (real+RL) − (stitched+RL)")}; before RL: ${formatDifference(afterSft, "real − stitched")}`,
       },
     ];
@@ -434,6 +437,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         experiment: "credit",
         claim: `turn-level credit (${run.estimator}) learns ${credit.family} better than outcome-only GRPO`,
         status: positiveStatus(difference),
+        difference: difference,
         evidence: `final held-out pass@1 ${run.estimator} ${fixed(last(run.rl).passAt1)} vs grpo ${fixed(last(grpo.rl).passAt1)} (${formatDifference(difference, "Δ")}, tasks as units)`,
       });
     }
@@ -451,6 +455,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       experiment: "credit",
       claim: "longer chains leave more RL groups without signal (all rollouts agree)",
       status: positiveStatus(signalShift),
+      difference: signalShift,
       evidence: `zero-variance task fraction of the strong base by hops: ${hops.map((row) => `${row.hops}: ${fixed(row.zeroVariance, 2)}`).join(", ")} (${formatDifference(signalShift, `${longest?.hops} hops − ${shortest?.hops} hops`)}); per-task return variance p(1−p): ${hops.map((row) => `${row.hops}: ${fixed(row.returnVariance)}`).join(", ")}`,
     });
     verdicts.push(...v);
@@ -578,12 +583,14 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         experiment: "noise",
         claim: `tool noise costs accuracy (base: noise ${low} vs ${high})`,
         status: positiveStatus(baseDrop),
+        difference: baseDrop,
         evidence: formatDifference(baseDrop, `pass@1 at ${low} − at ${high}`),
       },
       {
         experiment: "noise",
         claim: `noise-aware turn rewards beat naive ones under noise ${high}`,
         status: positiveStatus(awareVsNaive),
+        difference: awareVsNaive,
         evidence: `${formatDifference(awareVsNaive, "pass@1 aware − naive")}; retries after a tool error: aware ${fixed(at("aware", high).retry)}, naive ${fixed(at("naive", high).retry)}, base ${fixed(at("base", high).retry)}`,
       },
     ];
@@ -681,6 +688,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         experiment: "base",
         claim: "RL from the stronger base ends higher than RL from the weaker base",
         status: positiveStatus(strongVsWeak),
+        difference: strongVsWeak,
         evidence: `${formatDifference(strongVsWeak, "pass@1 RL(strong) − RL(weak)")}; RL steps without any group with signal: strong ${rows[0].skipped.noSignal.length}, weak ${rows[1].skipped.noSignal.length} of ${config.rl.steps}`,
       },
       {

@@ -7,12 +7,15 @@
  *   agentrl recipe --full          longer training and larger evaluations (README: measured duration)
  *   agentrl recipe --config my.json --out runs/my-recipe
  *   agentrl recipe --show-config   print the resolved config (every field) and exit
+ *   agentrl recipe compare runs/recipe-default runs/recipe-seed2 runs/recipe-seed3
+ *                                  the verdicts of several runs (seeds) side by side
  *
  * Stages are cached by config hash in `<out>/stages/`: after a crash or Ctrl-C the same command
  * continues where it stopped, and a changed field redoes only the stages that depend on it.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
+import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "../../recipe/compare.ts";
 import { parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
 import { runRecipe } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
@@ -34,8 +37,8 @@ function presetOf(options: RecipeCommandOptions): RecipePreset | undefined {
 }
 
 export function register(program: Command): void {
-  program
-    .command("recipe")
+  const recipe = program.command("recipe");
+  recipe
     .description(
       "run the seed's recipe end to end (base → selection → SFT → RL → boundary, credit, noise) and write a report",
     )
@@ -92,5 +95,20 @@ export function register(program: Command): void {
       } finally {
         interrupt.dispose();
       }
+    });
+
+  recipe
+    .command("compare")
+    .description(
+      "the verdicts of several finished recipe runs (e.g. seeds) side by side, as a Markdown table",
+    )
+    .argument("<dirs...>", "--out folders of finished agentrl recipe runs")
+    .option("--out <file>", "also write the table to this Markdown file")
+    .option("--json", "print the comparison as JSON")
+    .action((dirs: string[], options: { out?: string; json?: boolean }) => {
+      const comparison = compareRecipeRuns(dirs.map((dir) => ({ dir, report: loadRecipeReport(dir) })));
+      const markdown = comparisonMarkdown(comparison);
+      if (options.out) writeFileSync(options.out, markdown);
+      console.log(options.json ? JSON.stringify(comparison, null, 2) : markdown);
     });
 }

@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import type { Verdict } from "./analysis.ts";
+import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "./compare.ts";
+import { parseRecipeConfig } from "./config.ts";
+import type { RecipeReport } from "./report.ts";
+
+const difference = (mean: number, lower: number, upper: number) => ({
+  mean,
+  interval: { lower, upper },
+  tasks: 24,
+});
+
+function report(seed: number, verdicts: Verdict[], overrides: Record<string, unknown> = {}): RecipeReport {
+  return {
+    version: 1,
+    preset: "default",
+    config: parseRecipeConfig({ seed, ...overrides }, "default"),
+    machine: { cpus: 2, cpuModel: "test", memoryGiB: 1, node: "v24", platform: "linux-x64" },
+    seconds: 60,
+    createdAt: "2026-11-30T00:00:00.000Z",
+    stages: [{ name: "a", key: "k", cached: false, seconds: 120 }],
+    verdicts,
+    experiments: {},
+  } as RecipeReport;
+}
+
+function writeRun(root: string, name: string, value: RecipeReport): string {
+  const dir = join(root, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "report.json"), JSON.stringify(value));
+  return dir;
+}
+
+const gain = (mean: number, lower: number, upper: number, status: Verdict["status"]): Verdict => ({
+  experiment: "boundary",
+  claim: "RL raises pass@1 over its base",
+  status,
+  evidence: `pass@1 RL − base ${mean}`,
+  difference: difference(mean, lower, upper),
+});
+const bound: Verdict = { experiment: "base", claim: "bound", status: "reproduced", evidence: "…" };
+
+test("compare: claims aligned by experiment and text, counted per status, estimates averaged", () => {
+  const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
+  const dirs = [
+    writeRun(root, "s1", report(1, [gain(0.04, 0.01, 0.07, "reproduced"), bound])),
+    writeRun(root, "s2", report(2, [gain(0.0, -0.06, 0.06, "inconclusive"), bound])),
+    // seed 3 lacks the bound claim and lists its claims in another order
+    writeRun(root, "s3", report(3, [gain(0.02, -0.01, 0.05, "inconclusive")])),
+  ];
+  const comparison = compareRecipeRuns(dirs.map((dir) => ({ dir, report: loadRecipeReport(dir) })));
+  assert.deepEqual(
+    comparison.runs.map((run) => [run.seed, run.minutes]),
+    [
+      [1, 2],
+      [2, 2],
+      [3, 2],
+    ],
+  );
+  assert.deepEqual(comparison.configDifferences, []);
+  const [rl, base] = comparison.claims;
+  assert.deepEqual(rl.counts, { reproduced: 1, "not reproduced": 0, inconclusive: 2, "not measured": 0 });
+  assert.ok(rl.estimates && Math.abs(rl.estimates.mean - 0.02) < 1e-12);
+  assert.deepEqual([rl.estimates?.min, rl.estimates?.max, rl.estimates?.runs], [0, 0.04, 3]);
+  assert.equal(base.verdicts[2], null, "a claim a run lacks is null there, not a status");
+  assert.equal(base.counts.reproduced, 2);
+  assert.equal(base.estimates, null);
+  const markdown = comparisonMarkdown(comparison);
+  assert.match(
+    markdown,
+    /\| boundary \| RL raises pass@1 over its base \| reproduced \+0\.040 \[\+0\.010, \+0\.070\] \|/,
+  );
+  assert.match(markdown, /\| 1 \/ 0 \/ 2 \| \+0\.020 \[\+0\.000, \+0\.040\] \|/);
+  assert.match(markdown, /\| base \| bound \| reproduced \| reproduced \| — \| 2 \/ 0 \/ 0 \| — \|/);
+  assert.doesNotMatch(markdown, /differ in more than the seed/);
+});
+
+test("compare: runs whose configs differ beyond the seed are flagged; a folder without a report fails clearly", () => {
+  const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
+  const a = writeRun(root, "a", report(1, [bound]));
+  const b = writeRun(root, "b", report(2, [bound], { rl: { learningRate: 2e-4 } }));
+  const comparison = compareRecipeRuns([a, b].map((dir) => ({ dir, report: loadRecipeReport(dir) })));
+  assert.deepEqual(comparison.configDifferences, ["rl"]);
+  assert.match(comparisonMarkdown(comparison), /differ in more than the seed: rl/);
+  assert.throws(
+    () => loadRecipeReport(join(root, "missing")),
+    /no report\.json .*finished agentrl recipe run/,
+  );
+  writeFileSync(join(root, "a", "report.json"), JSON.stringify({ version: 2 }));
+  assert.throws(() => loadRecipeReport(a), /not a recipe report/);
+});
