@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { Verdict } from "./analysis.ts";
-import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "./compare.ts";
+import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport, poolCounts } from "./compare.ts";
 import { parseRecipeConfig } from "./config.ts";
 import type { RecipeReport } from "./report.ts";
 
@@ -92,4 +92,75 @@ test("compare: runs whose configs differ beyond the seed are flagged; a folder w
   );
   writeFileSync(join(root, "a", "report.json"), JSON.stringify({ version: 2 }));
   assert.throws(() => loadRecipeReport(a), /not a recipe report/);
+});
+
+function writeEval(dir: string, stage: string, counts: [string, number, number][]): void {
+  mkdirSync(join(dir, "stages", stage), { recursive: true });
+  const result = {
+    counts: counts.map(([taskId, n, c]) => ({
+      taskId,
+      family: "lookup",
+      template: taskId === "w" ? "sum3" : "t",
+      n,
+      c,
+      policyErrors: 0,
+    })),
+  };
+  writeFileSync(
+    join(dir, "stages", stage, "stage.json"),
+    JSON.stringify({ name: stage, key: "k", status: "completed", startedAt: "", result }),
+  );
+}
+
+test("pooled over runs: each task's samples summed across runs, one paired difference, withheld left out of RL − base", () => {
+  const pooled = poolCounts([
+    [{ taskId: "t1", family: "lookup", n: 4, c: 1, policyErrors: 1 }],
+    [
+      { taskId: "t1", family: "lookup", n: 4, c: 3, policyErrors: 0 },
+      { taskId: "t2", family: "lookup", n: 2, c: 2, policyErrors: 0 },
+    ],
+  ]);
+  assert.deepEqual(
+    pooled.map((count) => [count.taskId, count.n, count.c, count.policyErrors]),
+    [
+      ["t1", 8, 4, 1],
+      ["t2", 2, 2, 0],
+    ],
+  );
+
+  const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
+  const one = writeRun(root, "s1", report(1, [bound]));
+  const two = writeRun(root, "s2", report(2, [bound]));
+  // base: t1 2/8 then 0/8; RL: t1 8/8 then 6/8 → pooled t1 2/16 vs 14/16: +0.75; t2 equal (0);
+  // the withheld task w (RL 8/8, base 0/8) must not count in RL − base
+  writeEval(one, "eval-base-strong", [
+    ["t1", 8, 2],
+    ["t2", 8, 4],
+    ["w", 8, 0],
+  ]);
+  writeEval(one, "eval-rl-base", [
+    ["t1", 8, 8],
+    ["t2", 8, 4],
+    ["w", 8, 8],
+  ]);
+  writeEval(two, "eval-base-strong", [
+    ["t1", 8, 0],
+    ["t2", 8, 4],
+    ["w", 8, 0],
+  ]);
+  writeEval(two, "eval-rl-base", [
+    ["t1", 8, 6],
+    ["t2", 8, 4],
+    ["w", 8, 8],
+  ]);
+  const comparison = compareRecipeRuns([one, two].map((dir) => ({ dir, report: loadRecipeReport(dir) })));
+  const gain = comparison.pooled.find((row) => row.label.startsWith("pass@1 RL − base"))!;
+  assert.equal(gain.runs, 2);
+  assert.equal(gain.difference?.tasks, 2);
+  assert.ok(Math.abs((gain.difference?.mean ?? 0) - 0.375) < 1e-12, "(+0.75 + 0) / 2 tasks");
+  const missing = comparison.pooled.find((row) => row.label.includes("RL(weak)"))!;
+  assert.deepEqual([missing.runs, missing.difference, missing.status], [0, null, "not measured"]);
+  const markdown = comparisonMarkdown(comparison);
+  assert.match(markdown, /\| pass@1 RL − base \(strong base, test tasks\) \| 2 \| \+0\.375 \[/);
+  assert.doesNotMatch(markdown, /RL\(weak\)/, "comparisons no run measured are left out of the table");
 });

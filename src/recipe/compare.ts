@@ -2,14 +2,28 @@
  * Several recipe runs side by side (`agentrl recipe compare <dir...>`): the same config with
  * different seeds, usually, to see which verdicts hold beyond one run. Each claim gets its status
  * in every run, the run's estimate with its 95% interval where the verdict follows one paired
- * difference, how many runs called it each way, and the mean and range of the estimates. The
- * intervals are per run (tasks resampled within a run); this does not pool runs into one interval.
+ * difference, how many runs called it each way, and the mean and range of the estimates (those
+ * intervals are per run). For the main pass@1 comparisons it also pools the runs: every run
+ * evaluates the same test tasks (the eval's task seed is not the run's seed), so each task's
+ * samples are summed over runs and the paired difference is taken once, with one bootstrap over
+ * tasks. That interval covers task and sampling noise averaged over the runs' training seeds; with
+ * a handful of seeds it does not measure the seed-to-seed spread (the per-run columns show that).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { PairedDifference, Verdict, VerdictStatus } from "./analysis.ts";
+import type { TaskCount } from "../eval/task-counts.ts";
+
+import {
+  type PairedDifference,
+  pairedDifference,
+  positiveStatus,
+  type Verdict,
+  type VerdictStatus,
+} from "./analysis.ts";
+import { WITHHELD_TEMPLATE } from "./pipeline.ts";
 import { REPORT_JSON } from "./recipe.ts";
 import type { RecipeReport } from "./report.ts";
+import { completedStageResult } from "./stages.ts";
 
 export interface ComparedRun {
   dir: string;
@@ -33,6 +47,82 @@ export interface RecipeComparison {
   claims: ComparedClaim[];
   /** Config fields (top level) other than the seed on which the runs differ. */
   configDifferences: string[];
+  pooled: PooledComparison[];
+}
+
+export interface PooledComparison {
+  /** b − a, as the report words it. */
+  label: string;
+  /** Runs whose folders hold both evaluations. */
+  runs: number;
+  difference: PairedDifference | null;
+  status: VerdictStatus;
+}
+
+/** The report's main pass@1 comparisons (b − a; the RL − base gain leaves out the withheld template, as the report does). */
+const POOLED = [
+  {
+    label: "pass@1 RL − base (strong base, test tasks)",
+    a: "eval-base-strong",
+    b: "eval-rl-base",
+    includeWithheld: false,
+  },
+  { label: "pass@1 RL(strong) − RL(weak)", a: "eval-rl-weak", b: "eval-rl-base", includeWithheld: true },
+  {
+    label: "pass@1 (SFT-real+RL) − (SFT-stitched+RL)",
+    a: "eval-rl-sft-stitched",
+    b: "eval-rl-sft-real",
+    includeWithheld: true,
+  },
+  {
+    label: "pass@1 SFT-real − SFT-stitched",
+    a: "eval-sft-stitched",
+    b: "eval-sft-real",
+    includeWithheld: true,
+  },
+] as const;
+
+/** Each task's samples summed over several evaluations of the same tasks. */
+export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[] {
+  const pooled = new Map<string, TaskCount>();
+  for (const counts of lists) {
+    for (const count of counts) {
+      const seen = pooled.get(count.taskId);
+      pooled.set(
+        count.taskId,
+        seen
+          ? {
+              ...seen,
+              n: seen.n + count.n,
+              c: seen.c + count.c,
+              policyErrors: seen.policyErrors + count.policyErrors,
+            }
+          : { ...count },
+      );
+    }
+  }
+  return [...pooled.values()];
+}
+
+function pooledComparisons(dirs: readonly string[], seed: number): PooledComparison[] {
+  const countsOf = (dir: string, stage: string) =>
+    completedStageResult<{ counts: TaskCount[] }>(dir, stage)?.counts ?? null;
+  return POOLED.map(({ label, a, b, includeWithheld }) => {
+    const pairs = dirs
+      .map((dir) => [countsOf(dir, a), countsOf(dir, b)] as const)
+      .filter((pair): pair is readonly [TaskCount[], TaskCount[]] => pair[0] !== null && pair[1] !== null);
+    const difference =
+      pairs.length === 0
+        ? null
+        : pairedDifference(
+            poolCounts(pairs.map(([counts]) => counts)),
+            poolCounts(pairs.map(([, counts]) => counts)),
+            undefined,
+            seed,
+            includeWithheld ? () => true : (count) => count.template !== WITHHELD_TEMPLATE,
+          );
+    return { label, runs: pairs.length, difference, status: positiveStatus(difference) };
+  });
 }
 
 /** The report of a finished recipe run; a clear error when the folder has none. */
@@ -111,7 +201,15 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
           ),
       )
     : [];
-  return { runs, claims, configDifferences };
+  return {
+    runs,
+    claims,
+    configDifferences,
+    pooled: pooledComparisons(
+      reports.map(({ dir }) => dir),
+      reports[0]?.report.config.seed ?? 0,
+    ),
+  };
 }
 
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
@@ -145,11 +243,32 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
       : "—",
   ]);
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  const pooledHeader = ["pooled over runs", "runs", "Δ [95% CI]", "status"];
+  const pooled = comparison.pooled.filter((row) => row.runs > 0);
   return [
     line(header),
     line(header.map(() => "---")),
     ...rows.map(line),
     "",
+    ...(pooled.length > 0
+      ? [
+          line(pooledHeader),
+          line(pooledHeader.map(() => "---")),
+          ...pooled.map((row) =>
+            line([
+              row.label,
+              String(row.runs),
+              row.difference
+                ? `${signed(row.difference.mean)} [${signed(row.difference.interval.lower)}, ${signed(row.difference.interval.upper)}] over ${row.difference.tasks} tasks`
+                : "no shared tasks",
+              row.status,
+            ]),
+          ),
+          "",
+          "Pooled: each task's samples summed over the runs (they evaluate the same test tasks), one paired bootstrap over tasks; it averages over the runs' training seeds and does not measure their spread.",
+          "",
+        ]
+      : []),
     ...(comparison.configDifferences.length > 0
       ? [
           `Note: the runs' configs differ in more than the seed: ${comparison.configDifferences.join(", ")}.`,

@@ -98,6 +98,14 @@ function readStageFile(dir: string): StageFile | null {
   }
 }
 
+/** The stored result of a completed stage of the pipeline under `root`, or null. */
+export function completedStageResult<T>(root: string, name: string): T | null {
+  const file = readStageFile(stageDir(root, name));
+  return file?.status === "completed" ? (file.result as T) : null;
+}
+
+const stageDir = (root: string, name: string) => join(root, "stages", name);
+
 function writeStageFile(dir: string, file: StageFile): void {
   const path = join(dir, "stage.json");
   writeFileSync(`${path}.tmp`, `${JSON.stringify(file, null, 2)}\n`);
@@ -130,7 +138,7 @@ export async function runStages(
       ),
     );
   }
-  const dirOf = (name: string) => join(options.root, "stages", name);
+  const dirOf = (name: string) => stageDir(options.root, name);
   const stored = new Map(stages.map((stage) => [stage.name, readStageFile(dirOf(stage.name))]));
   const isCached = (name: string) => {
     const file = stored.get(name);
