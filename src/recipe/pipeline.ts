@@ -167,7 +167,7 @@ function evalOptions(config: RecipeConfig) {
  */
 const STAGE_SECONDS = {
   /** per episode of an evaluation */
-  eval: (episodes: number) => 3 + 0.051 * episodes,
+  evaluation: (episodes: number) => 3 + 0.051 * episodes,
   /** per rollout of the selection (measuring plus the fresh re-check) */
   select: (rollouts: number) => 1 + 0.095 * rollouts,
   /** per task of a dataset */
@@ -199,7 +199,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     name,
     after,
     config: { eval: config.eval, seed: config.seed, policy: after.length === 0 ? policyOf({}) : null },
-    cost: STAGE_SECONDS.eval(evalEpisodes),
+    cost: STAGE_SECONDS.evaluation(evalEpisodes),
     run: (context: StageContext, results: StageResults) =>
       evalStage(context, {
         policy: policyOf(results),
