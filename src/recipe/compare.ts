@@ -12,17 +12,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskCount } from "../eval/task-counts.ts";
-
-import {
-  type PairedDifference,
-  pairedDifference,
-  positiveStatus,
-  type Verdict,
-  type VerdictStatus,
-} from "./analysis.ts";
-import { WITHHELD_TEMPLATE } from "./pipeline.ts";
+import { type PairedDifference, positiveStatus, type Verdict, type VerdictStatus } from "./analysis.ts";
 import { REPORT_JSON } from "./recipe.ts";
-import type { RecipeReport } from "./report.ts";
+import { PASS1_COMPARISONS, pass1Difference, type RecipeReport } from "./report.ts";
 import { completedStageResult } from "./stages.ts";
 
 export interface ComparedRun {
@@ -59,29 +51,6 @@ export interface PooledComparison {
   status: VerdictStatus;
 }
 
-/** The report's main pass@1 comparisons (b − a; the RL − base gain leaves out the withheld template, as the report does). */
-const POOLED = [
-  {
-    label: "pass@1 RL − base (strong base, test tasks)",
-    a: "eval-base-strong",
-    b: "eval-rl-base",
-    includeWithheld: false,
-  },
-  { label: "pass@1 RL(strong) − RL(weak)", a: "eval-rl-weak", b: "eval-rl-base", includeWithheld: true },
-  {
-    label: "pass@1 (SFT-real+RL) − (SFT-stitched+RL)",
-    a: "eval-rl-sft-stitched",
-    b: "eval-rl-sft-real",
-    includeWithheld: true,
-  },
-  {
-    label: "pass@1 SFT-real − SFT-stitched",
-    a: "eval-sft-stitched",
-    b: "eval-sft-real",
-    includeWithheld: true,
-  },
-] as const;
-
 /** Each task's samples summed over several evaluations of the same tasks. */
 export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[] {
   const pooled = new Map<string, TaskCount>();
@@ -105,23 +74,25 @@ export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[
 }
 
 function pooledComparisons(dirs: readonly string[], seed: number): PooledComparison[] {
-  const countsOf = (dir: string, stage: string) =>
-    completedStageResult<{ counts: TaskCount[] }>(dir, stage)?.counts ?? null;
-  return POOLED.map(({ label, a, b, includeWithheld }) => {
-    const pairs = dirs
-      .map((dir) => [countsOf(dir, a), countsOf(dir, b)] as const)
-      .filter((pair): pair is readonly [TaskCount[], TaskCount[]] => pair[0] !== null && pair[1] !== null);
+  const stored = new Map<string, readonly TaskCount[] | null>(); // each stage file read once
+  const countsOf = (dir: string, stage: string) => {
+    const key = join(dir, stage);
+    if (!stored.has(key)) {
+      stored.set(key, completedStageResult<{ counts: TaskCount[] }>(dir, stage)?.counts ?? null);
+    }
+    return stored.get(key) ?? null;
+  };
+  return Object.values(PASS1_COMPARISONS).map((comparison) => {
+    const measured = dirs.filter((dir) => countsOf(dir, comparison.a) && countsOf(dir, comparison.b));
     const difference =
-      pairs.length === 0
+      measured.length === 0
         ? null
-        : pairedDifference(
-            poolCounts(pairs.map(([counts]) => counts)),
-            poolCounts(pairs.map(([, counts]) => counts)),
-            undefined,
+        : pass1Difference(
+            comparison,
+            (stage) => poolCounts(measured.map((dir) => countsOf(dir, stage) ?? [])),
             seed,
-            includeWithheld ? () => true : (count) => count.template !== WITHHELD_TEMPLATE,
           );
-    return { label, runs: pairs.length, difference, status: positiveStatus(difference) };
+    return { label: comparison.label, runs: measured.length, difference, status: positiveStatus(difference) };
   });
 }
 
@@ -156,9 +127,12 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
       }
     }
   }
+  const byKey = reports.map(
+    ({ report }) => new Map(report.verdicts.map((verdict) => [keyOf(verdict), verdict])),
+  );
   const claims = order.map((first): ComparedClaim => {
-    const verdicts = reports.map(({ report }) => {
-      const found = report.verdicts.find((verdict) => keyOf(verdict) === keyOf(first));
+    const verdicts = byKey.map((verdictOf) => {
+      const found = verdictOf.get(keyOf(first));
       return found
         ? { status: found.status, evidence: found.evidence, difference: found.difference ?? null }
         : null;
@@ -189,18 +163,12 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
             },
     };
   });
-  const first = reports[0]?.report.config as unknown as Record<string, unknown> | undefined;
-  const configDifferences = first
-    ? Object.keys(first).filter(
-        (key) =>
-          key !== "seed" &&
-          reports.some(
-            ({ report }) =>
-              JSON.stringify((report.config as unknown as Record<string, unknown>)[key]) !==
-              JSON.stringify(first[key]),
-          ),
-      )
-    : [];
+  const configs = reports.map(({ report }) => report.config as unknown as Record<string, unknown>);
+  const configDifferences = Object.keys(configs[0] ?? {}).filter(
+    (key) =>
+      key !== "seed" &&
+      configs.some((config) => JSON.stringify(config[key]) !== JSON.stringify(configs[0][key])),
+  );
   return {
     runs,
     claims,
@@ -213,13 +181,13 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
 }
 
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
+/** "+0.036 [+0.005, +0.068]" */
+const estimate = (d: PairedDifference) =>
+  `${signed(d.mean)} [${signed(d.interval.lower)}, ${signed(d.interval.upper)}]`;
 
 function cell(verdict: ComparedClaim["verdicts"][number]): string {
   if (!verdict) return "—";
-  const d: PairedDifference | null | undefined = verdict.difference;
-  return d
-    ? `${verdict.status} ${signed(d.mean)} [${signed(d.interval.lower)}, ${signed(d.interval.upper)}]`
-    : verdict.status;
+  return verdict.difference ? `${verdict.status} ${estimate(verdict.difference)}` : verdict.status;
 }
 
 /** The comparison as a Markdown table (one row per claim, one column per run). */
@@ -259,7 +227,7 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
               row.label,
               String(row.runs),
               row.difference
-                ? `${signed(row.difference.mean)} [${signed(row.difference.interval.lower)}, ${signed(row.difference.interval.upper)}] over ${row.difference.tasks} tasks`
+                ? `${estimate(row.difference)} over ${row.difference.tasks} tasks`
                 : "no shared tasks",
               row.status,
             ]),

@@ -8,6 +8,7 @@
  */
 import type { PassAtKCurve } from "../eval/passk.ts";
 import { passAtKChart } from "../eval/passk-chart.ts";
+import type { TaskCount } from "../eval/task-counts.ts";
 import type { OrchestraExperimentResult } from "../orchestra/experiment.ts";
 import { type Block, type Cell, formatNumber, renderPage, type Section } from "../report/html.ts";
 import { barChart, lineChart } from "../report/plots.ts";
@@ -21,6 +22,7 @@ import {
   groupDifference,
   type HopRow,
   meanPassAtK,
+  type PairedDifference,
   pairedDifference,
   positiveStatus,
   proportionDifference,
@@ -148,6 +150,54 @@ function mainCurve(evalResult: EvalStageResult): PassAtKCurve {
   return evalResult.curves.overall;
 }
 
+/**
+ * The report's pass@1 comparisons of two evaluation stages (b − a, paired over tasks). One table
+ * for the report's verdicts and for `agentrl recipe compare`, which pools them over runs.
+ */
+export const PASS1_COMPARISONS = {
+  rlGain: {
+    label: "pass@1 RL − base (strong base, test tasks)",
+    a: "eval-base-strong",
+    b: "eval-rl-base",
+    withheld: false,
+  },
+  strongVsWeak: {
+    label: "pass@1 RL(strong) − RL(weak)",
+    a: "eval-rl-weak",
+    b: "eval-rl-base",
+    withheld: true,
+  },
+  realVsStitchedAfterRl: {
+    label: "pass@1 (SFT-real+RL) − (SFT-stitched+RL)",
+    a: "eval-rl-sft-stitched",
+    b: "eval-rl-sft-real",
+    withheld: true,
+  },
+  realVsStitchedAfterSft: {
+    label: "pass@1 SFT-real − SFT-stitched",
+    a: "eval-sft-stitched",
+    b: "eval-sft-real",
+    withheld: true,
+  },
+} as const;
+
+export type Pass1Comparison = (typeof PASS1_COMPARISONS)[keyof typeof PASS1_COMPARISONS];
+
+/** One of PASS1_COMPARISONS on the counts of its two stages (`withheld: false` leaves the withheld template out). */
+export function pass1Difference(
+  comparison: Pass1Comparison,
+  countsOf: (stage: string) => readonly TaskCount[],
+  seed: number,
+): PairedDifference | null {
+  return pairedDifference(
+    countsOf(comparison.a),
+    countsOf(comparison.b),
+    undefined,
+    seed,
+    comparison.withheld ? undefined : notWithheld,
+  );
+}
+
 export async function buildReport(input: BuildInput): Promise<{ report: RecipeReport; html: string }> {
   const { config, results } = input;
   const get = <T>(name: string) => resultOf<T>(results, name);
@@ -160,6 +210,8 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   for (const start of MAIN_STARTS) evals[`rl-${start}`] = get(`eval-rl-${start}`);
   const n = config.eval.n;
   const seed = config.seed;
+  const pass1 = (comparison: Pass1Comparison) =>
+    pass1Difference(comparison, (stage) => get<EvalStageResult>(stage).counts, seed);
   const questions = new Map<string, string>();
   const examplesOf = (stage: string) => {
     const rl = get<RlStageResult>(stage);
@@ -181,7 +233,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     const base = evals.base;
     const rl = evals["rl-base"];
     const boundary = get<BoundaryStageResult>("boundary");
-    const gain1 = pairedDifference(base.counts, rl.counts, (c) => taskPassAtK(c, 1), seed, notWithheld);
+    const gain1 = pass1(PASS1_COMPARISONS.rlGain);
     const gainN = pairedDifference(base.counts, rl.counts, (c) => taskPassAtK(c, n), seed, notWithheld);
     const shrink = gainShrinkage(base.counts, rl.counts, n, seed, notWithheld);
     const withheld: Record<string, number | null> = {};
@@ -285,18 +337,8 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     const stitched = get<SftStageResult>("sft-stitched");
     const dataReal = get<DataStageResult>("data-real");
     const dataStitched = get<DataStageResult>("data-stitched");
-    const afterRl = pairedDifference(
-      evals["rl-sft-stitched"].counts,
-      evals["rl-sft-real"].counts,
-      undefined,
-      seed,
-    );
-    const afterSft = pairedDifference(
-      evals["sft-stitched"].counts,
-      evals["sft-real"].counts,
-      undefined,
-      seed,
-    );
+    const afterRl = pass1(PASS1_COMPARISONS.realVsStitchedAfterRl);
+    const afterSft = pass1(PASS1_COMPARISONS.realVsStitchedAfterSft);
     const withheldReal = meanPassAtK(evals["sft-real"].counts, n, isWithheld);
     const withheldStitched = meanPassAtK(evals["sft-stitched"].counts, n, isWithheld);
     const v: Verdict[] = [
@@ -682,7 +724,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         skipped: get<RlStageResult>(stage).skipped,
       };
     });
-    const strongVsWeak = pairedDifference(evals["rl-weak"].counts, evals["rl-base"].counts, undefined, seed);
+    const strongVsWeak = pass1(PASS1_COMPARISONS.strongVsWeak);
     const v: Verdict[] = [
       {
         experiment: "base",
