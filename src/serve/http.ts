@@ -58,6 +58,7 @@ export function sendStream(
     system_fingerprint: string;
     choices: ChatChoice[];
     usage: unknown;
+    prompt_token_ids?: number[];
   },
   request: ChatRequest,
 ) {
@@ -74,6 +75,7 @@ export function sendStream(
     system_fingerprint: response.system_fingerprint,
   };
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  let first = true;
   for (const choice of response.choices) {
     const delta: Record<string, unknown> = { role: "assistant", content: choice.message.content };
     if (choice.message.tool_calls)
@@ -89,7 +91,10 @@ export function sendStream(
           ...(choice.token_ids ? { token_ids: choice.token_ids } : {}),
         },
       ],
+      // vLLM sends the prompt's ids once, on the first chunk.
+      ...(first && response.prompt_token_ids ? { prompt_token_ids: response.prompt_token_ids } : {}),
     });
+    first = false;
     send({
       ...base,
       choices: [{ index: choice.index, delta: {}, logprobs: null, finish_reason: choice.finish_reason }],

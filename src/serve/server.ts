@@ -12,7 +12,9 @@
  * `seed, mix(seed, 1), …, mix(seed, n-1)` in one batch, so sample 0 of a request with `seed: s` is
  * exactly the in-process episode with seed s. Without `seed` a random one is drawn per request.
  * `stream: true` is answered as server-sent events, but each choice comes whole in one chunk
- * (the policy returns a turn at once), followed by a finish chunk and `[DONE]`.
+ * (the policy returns a turn at once), followed by a finish chunk and `[DONE]`. Under vLLM's
+ * `return_token_ids` the response carries `prompt_token_ids` (the exact context ids the policy was
+ * fed; on the first chunk when streaming) beside each choice's `token_ids`.
  *
  * Safety: binds 127.0.0.1 by default and refuses another address without a bearer token unless
  * `allowRemote` is set (then it warns). The token is compared in constant time. Bodies over
@@ -249,13 +251,14 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       }),
     );
     const context = contexts[0];
-    const promptTokens = policy.tokenizer
-      ? context.prompt.tokenIds.length +
-        context.turns.reduce(
-          (sum, turn) => sum + turn.tokenIds.length + (turn.observation?.tokenIds.length ?? 0),
-          0,
-        )
-      : 0;
+    // The exact context the policy was fed (vLLM's `prompt_token_ids`): prompt, then each turn and its observation.
+    const promptTokenIds = policy.tokenizer
+      ? [
+          ...context.prompt.tokenIds,
+          ...context.turns.flatMap((turn) => [...turn.tokenIds, ...(turn.observation?.tokenIds ?? [])]),
+        ]
+      : [];
+    const promptTokens = promptTokenIds.length;
     const completionTokens = steps.reduce(
       (sum, step) =>
         sum +
@@ -274,6 +277,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
         completion_tokens: completionTokens,
         total_tokens: promptTokens + completionTokens,
       },
+      ...(request.return_token_ids === true && policy.tokenizer ? { prompt_token_ids: promptTokenIds } : {}),
     };
     if (request.stream) sendStream(res, response, request);
     else sendJson(res, 200, response);

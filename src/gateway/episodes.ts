@@ -1,0 +1,70 @@
+/**
+ * The gateway's open episodes: the calls recorded so far, posted rewards, a failure, and an abort
+ * controller that ends in-flight upstream calls when the episode is finished (an agent that timed
+ * out must not keep sampling). Episode ids are opaque strings chosen by whoever opens the episode.
+ */
+import { hashString, mixSeeds } from "../core/random.ts";
+import type { GatewayCall, PostedReward } from "./types.ts";
+
+export const EPISODE_ID = /^[A-Za-z0-9._:@-]{1,200}$/;
+
+export interface EpisodeMeta {
+  taskId?: string;
+  family?: string;
+  /** Seed of the episode: a call without `seed` is sent with `mix(seed, call index)`. */
+  seed?: number;
+}
+
+export class EpisodeLog {
+  readonly id: string;
+  readonly meta: EpisodeMeta;
+  readonly seed: number;
+  readonly calls: GatewayCall[] = [];
+  readonly controller = new AbortController();
+  nextSeq = 0;
+  inFlight = 0;
+  reward: PostedReward = {};
+  error: string | null = null;
+
+  constructor(id: string, meta: EpisodeMeta = {}) {
+    this.id = id;
+    this.meta = meta;
+    this.seed = meta.seed ?? hashString(id);
+  }
+
+  /** The sampling seed of the next call. */
+  callSeed(seq: number): number {
+    return mixSeeds(this.seed >>> 0, seq);
+  }
+}
+
+export class EpisodeRegistry {
+  private readonly episodes = new Map<string, EpisodeLog>();
+
+  open(id: string, meta: EpisodeMeta = {}): EpisodeLog {
+    if (!EPISODE_ID.test(id)) throw new Error(`episode id "${id}" must match ${EPISODE_ID}`);
+    let episode = this.episodes.get(id);
+    if (!episode) {
+      episode = new EpisodeLog(id, meta);
+      this.episodes.set(id, episode);
+    }
+    return episode;
+  }
+
+  get(id: string): EpisodeLog | undefined {
+    return this.episodes.get(id);
+  }
+
+  /** Removes the episode and aborts its in-flight calls. */
+  close(id: string): EpisodeLog | undefined {
+    const episode = this.episodes.get(id);
+    if (!episode) return undefined;
+    this.episodes.delete(id);
+    episode.controller.abort(new Error(`episode ${id} ended`));
+    return episode;
+  }
+
+  get size(): number {
+    return this.episodes.size;
+  }
+}

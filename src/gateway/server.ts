@@ -1,0 +1,399 @@
+/**
+ * `agentrl gateway`: a recording OpenAI-compatible gateway in front of an upstream model.
+ *
+ *   POST /episodes/<id>/v1/chat/completions   one episode's calls (its own base URL)
+ *   POST /v1/chat/completions                 the same, episode named by `x-agentrl-episode-id`
+ *                                             (a call naming none is an episode of its own)
+ *   GET  /v1/models, /episodes/<id>/v1/models the upstream's model
+ *   POST /episodes/<id>/reward                {reward?, turnRewards?}: outcome and per-turn rewards
+ *   POST /episodes/<id>/end                   {answer?, error?}: builds and records the trajectory
+ *   GET  /health                              (no auth)
+ *
+ * Each call is forwarded with `model` set to the upstream's, a per-episode `seed` when the agent
+ * sent none (so an episode is reproducible), and — when the upstream supports them — vLLM's
+ * `return_token_ids` and `logprobs`; the fields the agent did not ask for are taken out of the
+ * answer again. `stream: true` is passed through chunk by chunk and recorded once complete.
+ * Every call is handed to `onCall` as it completes; an episode's calls become one trajectory
+ * (trajectory.ts) handed to `onEpisode`. A 2xx answer that is not a valid completion is recorded as
+ * an error, answered 502, and ends the episode as `policy-error`.
+ *
+ * Safety: 127.0.0.1 by default; another address needs a token (or `allowRemote`); the token is
+ * compared in constant time; request bodies over `maxBodyBytes` get 413; the upstream key lives in
+ * the upstream's headers only, never in a record.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { authorized, readJson, sendJson, sha256 } from "../serve/http.ts";
+import { RequestError } from "../serve/request.ts";
+import { parseCompletion } from "./completion.ts";
+import { type EpisodeLog, type EpisodeMeta, EpisodeRegistry } from "./episodes.ts";
+import { StreamAssembler } from "./stream.ts";
+import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
+import type { GatewayCall, PostedReward } from "./types.ts";
+import type { Upstream } from "./upstream.ts";
+
+export const EPISODE_HEADER = "x-agentrl-episode-id";
+
+export interface GatewayOptions {
+  upstream: Upstream;
+  /** Policy id written into trajectories (default: the upstream's model). */
+  policyId?: string;
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  token?: string;
+  allowRemote?: boolean;
+  /** Largest request body (default 4 MiB). */
+  maxBodyBytes?: number;
+  onCall?: (call: GatewayCall) => void;
+  onEpisode?: (episode: BuiltEpisode) => void;
+  log?: (line: string) => void;
+}
+
+export interface FinishOptions {
+  finalAnswer: string | null;
+  error?: string;
+}
+
+export interface Gateway {
+  /** e.g. `http://127.0.0.1:8100` (no `/v1`). */
+  readonly url: string;
+  readonly model: string;
+  readonly stats: { calls: number; failedCalls: number; prefixBreaks: number; episodes: number };
+  /** Base URL an OpenAI client of episode `id` uses. */
+  episodeURL(id: string): string;
+  openEpisode(id: string, meta?: EpisodeMeta): void;
+  postReward(id: string, reward: PostedReward): void;
+  /** Ends the episode: aborts its in-flight calls and builds its trajectory. */
+  finishEpisode(id: string, options: FinishOptions): BuiltEpisode;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (!LOOPBACK.has(host)) {
+    if (!options.token && !options.allowRemote)
+      throw new Error(`refusing to listen on ${host} without a token (set one, or allow it explicitly)`);
+    if (!options.token) log(`WARNING: gateway on ${host} WITHOUT authentication`);
+  }
+  const { upstream } = options;
+  const tokenDigest = options.token ? sha256(options.token) : null;
+  const maxBody = options.maxBodyBytes ?? 4 << 20;
+  const registry = new EpisodeRegistry();
+  const stats = { calls: 0, failedCalls: 0, prefixBreaks: 0, episodes: 0 };
+  const policyId = options.policyId ?? upstream.model;
+  let anonymous = 0;
+
+  const finish = (id: string, finishOptions: FinishOptions): BuiltEpisode => {
+    const episode = registry.close(id) ?? registry.open(id);
+    registry.close(id);
+    const error = finishOptions.error ?? episode.error ?? undefined;
+    const built = buildTrajectory(episode.calls, {
+      episodeId: id,
+      taskId: episode.meta.taskId ?? id,
+      family: episode.meta.family ?? "agent",
+      policyId,
+      seed: episode.seed,
+      finalAnswer: finishOptions.finalAnswer,
+      ...(error ? { error } : {}),
+      reward: episode.reward,
+    });
+    stats.prefixBreaks += built.prefixBreaks;
+    stats.episodes++;
+    options.onEpisode?.(built);
+    return built;
+  };
+
+  const record = (episode: EpisodeLog, call: GatewayCall) => {
+    episode.calls.push(call);
+    stats.calls++;
+    if (call.error) stats.failedCalls++;
+    try {
+      options.onCall?.(call);
+    } catch (error) {
+      log(`agentrl gateway: recording a call failed: ${(error as Error).message}`);
+    }
+  };
+
+  const completions = async (episode: EpisodeLog, body: unknown, res: ServerResponse) => {
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      throw new RequestError(400, "the request body must be a JSON object");
+    const asked = body as Record<string, unknown>;
+    if (!Array.isArray(asked.messages) || asked.messages.length === 0)
+      throw new RequestError(400, "messages: expected a non-empty array", "messages");
+    const seq = episode.nextSeq++;
+    const stream = asked.stream === true;
+    const request: Record<string, unknown> = {
+      ...asked,
+      model: upstream.model,
+      ...(asked.seed == null ? { seed: episode.callSeed(seq) } : {}),
+      ...(upstream.tokenIds ? { return_token_ids: true, logprobs: true } : {}),
+      ...(stream ? { stream_options: { include_usage: true } } : {}),
+    };
+    const startedAt = new Date();
+    const started = performance.now();
+    const base = {
+      episodeId: episode.id,
+      seq,
+      api: "chat" as const,
+      startedAt: startedAt.toISOString(),
+      stream,
+      request,
+    };
+    const failed = (error: string, response: Record<string, unknown> | null = null): GatewayCall => ({
+      ...base,
+      latencyMs: performance.now() - started,
+      response,
+      promptTokenIds: null,
+      choices: [],
+      usage: null,
+      error,
+    });
+    episode.inFlight++;
+    try {
+      let upstreamResponse: Response;
+      try {
+        upstreamResponse = await upstream.post(request, episode.controller.signal);
+      } catch (error) {
+        record(episode, failed(`the upstream could not be reached: ${(error as Error).message}`));
+        throw new RequestError(502, "the upstream model could not be reached", null, "upstream_error");
+      }
+      if (!upstreamResponse.ok) {
+        const answer = await upstream.readJson(upstreamResponse).catch(() => null);
+        record(episode, failed(`the upstream answered ${upstreamResponse.status}`, answer as never));
+        return sendJson(
+          res,
+          upstreamResponse.status,
+          answer ?? {
+            error: { message: `upstream status ${upstreamResponse.status}`, type: "upstream_error" },
+          },
+        );
+      }
+      let completion: unknown;
+      if (stream && (upstreamResponse.headers.get("content-type") ?? "").includes("text/event-stream")) {
+        completion = await passStream(upstreamResponse, res, upstream.maxResponseBytes);
+      } else {
+        try {
+          completion = await upstream.readJson(upstreamResponse);
+        } catch (error) {
+          completion = { error: (error as Error).message };
+        }
+      }
+      const parsed = parseCompletion(completion);
+      if ("error" in parsed) {
+        const message =
+          typeof (completion as { error?: unknown })?.error === "string"
+            ? `malformed answer from the upstream: ${(completion as { error: string }).error}`
+            : parsed.error;
+        record(episode, failed(message, isRecord(completion) ? completion : null));
+        episode.error ??= message;
+        if (res.headersSent) return void res.end();
+        throw new RequestError(502, "the upstream model returned a malformed answer", null, "upstream_error");
+      }
+      record(episode, {
+        ...base,
+        latencyMs: performance.now() - started,
+        response: completion as Record<string, unknown>,
+        ...parsed,
+      });
+      if (!res.headersSent) sendJson(res, 200, forAgent(completion as Record<string, unknown>, asked));
+    } finally {
+      episode.inFlight--;
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "") || "/";
+    if (path === "/health") return sendJson(res, 200, { status: "ok" });
+    if (tokenDigest && !authorized(req.headers.authorization, tokenDigest)) {
+      res.setHeader("www-authenticate", "Bearer");
+      throw new RequestError(401, "missing or invalid bearer token", null, "invalid_api_key");
+    }
+    const match = /^\/episodes\/([^/]+)(\/.*)$/.exec(path);
+    let episodeId: string | undefined;
+    let rest = path;
+    if (match) {
+      episodeId = safeDecode(match[1]);
+      rest = match[2];
+    } else {
+      const header = req.headers[EPISODE_HEADER];
+      if (typeof header === "string" && header) episodeId = header;
+    }
+    const openEpisode = (id: string) => {
+      try {
+        return registry.open(id);
+      } catch (error) {
+        throw new RequestError(400, (error as Error).message, null, "invalid_episode");
+      }
+    };
+    if (rest === "/v1/models") {
+      return sendJson(res, 200, {
+        object: "list",
+        data: [{ id: upstream.model, object: "model", created: 0, owned_by: "agentrl-gateway" }],
+      });
+    }
+    if (rest === "/v1/chat/completions") {
+      if (req.method !== "POST") throw new RequestError(405, "use POST");
+      const body = await readJson(req, maxBody);
+      const id = episodeId ?? `call-${++anonymous}-${Date.now().toString(36)}`;
+      const episode = openEpisode(id);
+      try {
+        return await completions(episode, body, res);
+      } finally {
+        if (episodeId === undefined) finish(id, { finalAnswer: null });
+      }
+    }
+    if (match && (rest === "/reward" || rest === "/end")) {
+      if (req.method !== "POST") throw new RequestError(405, "use POST");
+      const body = (await readJson(req, maxBody)) as Record<string, unknown> | null;
+      const id = episodeId as string;
+      if (rest === "/reward") {
+        openEpisode(id).reward = parseReward(body);
+        return sendJson(res, 200, { ok: true });
+      }
+      openEpisode(id);
+      const answer = body?.answer;
+      const built = finish(id, {
+        finalAnswer: typeof answer === "string" ? answer : null,
+        ...(typeof body?.error === "string" ? { error: body.error } : {}),
+      });
+      const { trajectory } = built;
+      return sendJson(res, 200, {
+        id: trajectory.id,
+        turns: trajectory.turns.length,
+        endReason: trajectory.endReason,
+        prefixBreaks: built.prefixBreaks,
+      });
+    }
+    throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      const failure =
+        error instanceof RequestError
+          ? error
+          : new RequestError(
+              500,
+              `internal error: ${error instanceof Error ? error.message : String(error)}`,
+            );
+      if (failure.status >= 500) log(`agentrl gateway: ${failure.message}`);
+      if (failure.status === 413) res.setHeader("connection", "close");
+      if (res.headersSent) res.end();
+      else
+        sendJson(res, failure.status, {
+          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
+        });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  return {
+    url,
+    model: upstream.model,
+    stats,
+    episodeURL: (id) => `${url}/episodes/${encodeURIComponent(id)}/v1`,
+    openEpisode: (id, meta) => void registry.open(id, meta),
+    postReward: (id, reward) => {
+      registry.open(id).reward = reward;
+    },
+    finishEpisode: finish,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      await upstream.close?.();
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseReward(body: Record<string, unknown> | null): PostedReward {
+  const reward = body?.reward;
+  if (reward !== undefined && reward !== null && (typeof reward !== "number" || !Number.isFinite(reward)))
+    throw new RequestError(400, "reward: expected a finite number or null", "reward");
+  const turnRewards: Record<string, number> = {};
+  const turns = body?.turnRewards;
+  if (turns !== undefined) {
+    if (!isRecord(turns))
+      throw new RequestError(400, "turnRewards: expected {turnIndex: number}", "turnRewards");
+    for (const [index, value] of Object.entries(turns)) {
+      if (!/^\d+$/.test(index) || typeof value !== "number" || !Number.isFinite(value))
+        throw new RequestError(
+          400,
+          `turnRewards.${index}: expected a turn index and a finite number`,
+          "turnRewards",
+        );
+      turnRewards[index] = value;
+    }
+  }
+  return { ...(reward !== undefined ? { reward: reward as number | null } : {}), turnRewards };
+}
+
+/** The completion as the agent asked for it: token ids and log-probs only if it asked. */
+function forAgent(
+  completion: Record<string, unknown>,
+  asked: Record<string, unknown>,
+): Record<string, unknown> {
+  const wantIds = asked.return_token_ids === true;
+  const wantLogprobs = asked.logprobs === true;
+  const out: Record<string, unknown> = { ...completion };
+  if (!wantIds) delete out.prompt_token_ids;
+  out.choices = (completion.choices as Record<string, unknown>[]).map((choice) => {
+    const copy = { ...choice };
+    if (!wantIds) delete copy.token_ids;
+    if (!wantLogprobs) copy.logprobs = null;
+    return copy;
+  });
+  return out;
+}
+
+/** Pipes the upstream's event stream to the agent unchanged and returns the assembled completion. */
+async function passStream(
+  upstreamResponse: Response,
+  res: ServerResponse,
+  maxBytes: number,
+): Promise<unknown> {
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  const assembler = new StreamAssembler();
+  const decoder = new TextDecoder();
+  let size = 0;
+  for await (const chunk of upstreamResponse.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      res.end();
+      return { error: `the stream is larger than ${maxBytes} bytes` };
+    }
+    res.write(chunk);
+    assembler.push(decoder.decode(chunk, { stream: true }));
+  }
+  res.end();
+  if (assembler.error) return { error: assembler.error };
+  if (!assembler.done) return { error: "the stream ended without [DONE]" };
+  return assembler.completion();
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Server-sent chat-completion chunks assembled back into one completion, so a streamed call is
+ * recorded like any other: content and tool-call arguments concatenated per choice, log-prob
+ * entries and `token_ids` appended in order, `prompt_token_ids` and `usage` taken from whichever
+ * chunk carries them (vLLM sends the prompt's ids on the first chunk, usage on the last).
+ */
+
+interface ChoiceAccumulator {
+  index: number;
+  content: string | null;
+  toolCalls: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+  logprobs: unknown[] | null;
+  tokenIds: number[] | null;
+  finishReason: string | null;
+}
+
+export class StreamAssembler {
+  private readonly choices = new Map<number, ChoiceAccumulator>();
+  private buffer = "";
+  private head: Record<string, unknown> = {};
+  private promptTokenIds: number[] | null = null;
+  private usage: unknown = null;
+  done = false;
+  /** Set when a chunk was not JSON or not an object: the stream is malformed. */
+  error: string | null = null;
+
+  /** Feeds raw bytes of the event stream (events may be split across calls). */
+  push(text: string): void {
+    this.buffer += text;
+    let cut = this.buffer.indexOf("\n\n");
+    while (cut >= 0) {
+      this.event(this.buffer.slice(0, cut));
+      this.buffer = this.buffer.slice(cut + 2);
+      cut = this.buffer.indexOf("\n\n");
+    }
+  }
+
+  private event(block: string): void {
+    const data = block
+      .split("\n")
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(5).trimStart())
+      .join("\n");
+    if (!data) return;
+    if (data === "[DONE]") {
+      this.done = true;
+      return;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      this.error ??= "a stream chunk is not JSON";
+      return;
+    }
+    if (typeof chunk !== "object" || chunk === null) {
+      this.error ??= "a stream chunk is not an object";
+      return;
+    }
+    const record = chunk as Record<string, unknown>;
+    for (const key of ["id", "created", "model", "system_fingerprint"]) {
+      if (record[key] !== undefined && this.head[key] === undefined) this.head[key] = record[key];
+    }
+    if (Array.isArray(record.prompt_token_ids)) this.promptTokenIds = record.prompt_token_ids as number[];
+    if (record.usage) this.usage = record.usage;
+    for (const raw of Array.isArray(record.choices) ? record.choices : []) {
+      const choice = raw as Record<string, unknown>;
+      const index = typeof choice.index === "number" ? choice.index : 0;
+      let acc = this.choices.get(index);
+      if (!acc) {
+        acc = { index, content: null, toolCalls: [], logprobs: null, tokenIds: null, finishReason: null };
+        this.choices.set(index, acc);
+      }
+      const delta = (choice.delta ?? {}) as Record<string, unknown>;
+      if (typeof delta.content === "string") acc.content = (acc.content ?? "") + delta.content;
+      for (const rawCall of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        const call = rawCall as Record<string, unknown>;
+        const at = typeof call.index === "number" ? call.index : acc.toolCalls.length;
+        const fn = (call.function ?? {}) as Record<string, unknown>;
+        acc.toolCalls[at] ??= { id: "", type: "function", function: { name: "", arguments: "" } };
+        const target = acc.toolCalls[at];
+        if (typeof call.id === "string") target.id = call.id;
+        if (typeof fn.name === "string") target.function.name += fn.name;
+        if (typeof fn.arguments === "string") target.function.arguments += fn.arguments;
+      }
+      const logprobs = choice.logprobs as { content?: unknown } | null | undefined;
+      if (logprobs && Array.isArray(logprobs.content))
+        acc.logprobs = [...(acc.logprobs ?? []), ...logprobs.content];
+      if (Array.isArray(choice.token_ids))
+        acc.tokenIds = [...(acc.tokenIds ?? []), ...(choice.token_ids as number[])];
+      if (typeof choice.finish_reason === "string") acc.finishReason = choice.finish_reason;
+    }
+  }
+
+  /** The completion the chunks add up to (call after the stream ended). */
+  completion(): Record<string, unknown> {
+    if (this.buffer.trim()) this.event(this.buffer);
+    this.buffer = "";
+    const choices = [...this.choices.values()]
+      .sort((a, b) => a.index - b.index)
+      .map((acc) => ({
+        index: acc.index,
+        message: {
+          role: "assistant",
+          content: acc.content,
+          ...(acc.toolCalls.length > 0 ? { tool_calls: acc.toolCalls.filter(Boolean) } : {}),
+        },
+        logprobs: acc.logprobs ? { content: acc.logprobs } : null,
+        finish_reason: acc.finishReason,
+        ...(acc.tokenIds ? { token_ids: acc.tokenIds } : {}),
+      }));
+    return {
+      ...this.head,
+      object: "chat.completion",
+      choices,
+      ...(this.usage ? { usage: this.usage } : {}),
+      ...(this.promptTokenIds ? { prompt_token_ids: this.promptTokenIds } : {}),
+    };
+  }
+}

@@ -1,0 +1,286 @@
+/**
+ * The calls of one episode turned into one trajectory of the contract (src/types/trajectory.ts).
+ *
+ *   call i:   prompt ids P_i → completion ids C_i (choice the next call continues, else choice 0)
+ *   turn i:   text, action (first tool call, else the content as the answer), C_i with its log-probs
+ *   obs i:    the messages the next call adds after the assistant's (tool results, user text), with
+ *             ids P_{i+1}[|P_i| + |C_i| …] when P_{i+1} starts with exactly P_i ++ C_i
+ *
+ * When the next prompt does not extend the previous prompt and completion exactly (the agent edited
+ * its history, a chat template re-rendered a turn differently) the calls are split into segments,
+ * never papered over: each break is counted (`gateway/prefix_breaks`), the stored trajectory keeps
+ * every turn's text but token ids only for its first segment (so `flattenTrajectory` is always an
+ * exact context), and each later segment is a complete trajectory of its own in
+ * `info.gateway.segments` (read them with `trajectorySegments`). Calls without token ids (an
+ * upstream that does not return them) give text-only turns, counted as `missingTokenIds`.
+ */
+import type { EndReason, Trajectory, Turn } from "../types/trajectory.ts";
+import type { GatewayCall, PostedReward, RecordedChoice } from "./types.ts";
+
+export interface BuildOptions {
+  episodeId: string;
+  taskId: string;
+  family: string;
+  policyId: string;
+  seed: number;
+  /** What the agent returned (null: nothing). */
+  finalAnswer: string | null;
+  /** Why the episode failed (the agent threw or timed out, the upstream failed). */
+  error?: string;
+  reward?: PostedReward;
+}
+
+export interface GatewayInfo {
+  episodeId: string;
+  calls: number;
+  prefixBreaks: number;
+  missingTokenIds: number;
+  /** Segments after the first, each a trajectory with exact token ids. */
+  segments: Trajectory[];
+}
+
+export interface BuiltEpisode {
+  /** `correct` false and `outcomeReward` from a posted reward or null: the caller verifies. */
+  trajectory: Trajectory;
+  prefixBreaks: number;
+}
+
+interface Message {
+  role?: unknown;
+  content?: unknown;
+  tool_call_id?: unknown;
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content))
+    return content
+      .map((part) => (typeof part?.text === "string" ? part.text : ""))
+      .filter(Boolean)
+      .join("\n");
+  return "";
+}
+
+function messagesOf(call: GatewayCall): Message[] {
+  const messages = call.request.messages;
+  return Array.isArray(messages) ? (messages as Message[]) : [];
+}
+
+function renderMessages(messages: readonly Message[]): string {
+  return messages.map((message) => `${String(message.role)}: ${contentText(message.content)}`).join("\n");
+}
+
+function startsWith(ids: readonly number[], prefix: readonly number[]): boolean {
+  if (prefix.length > ids.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
+  return true;
+}
+
+/** The choice the next call continues: the one whose ids its prompt extends, else the first. */
+function chosen(call: GatewayCall, next: GatewayCall | undefined): RecordedChoice {
+  const { choices } = call;
+  if (choices.length > 1 && next?.promptTokenIds && call.promptTokenIds) {
+    const prompt = call.promptTokenIds;
+    const found = choices.find(
+      (choice) => choice.tokenIds && startsWith(next.promptTokenIds!, [...prompt, ...choice.tokenIds]),
+    );
+    if (found) return found;
+  }
+  return choices[0];
+}
+
+function turnOf(index: number, choice: RecordedChoice): Turn {
+  const calls = choice.toolCalls;
+  const text = [choice.content ?? "", ...calls.map((call) => `${call.name}(${call.arguments})`)]
+    .filter(Boolean)
+    .join("\n");
+  let action: Turn["action"];
+  if (calls.length > 0) {
+    const [first] = calls;
+    let args: unknown;
+    try {
+      args = JSON.parse(first.arguments);
+    } catch {
+      args = undefined;
+    }
+    action =
+      typeof args === "object" && args !== null && !Array.isArray(args)
+        ? {
+            type: "tool-call",
+            tool: first.name,
+            arguments: args as Record<string, unknown>,
+            ...(first.id ? { callId: first.id } : {}),
+          }
+        : { type: "format-error", error: `tool call ${first.name}: arguments are not a JSON object` };
+  } else {
+    action = { type: "answer", answer: (choice.content ?? "").trim() };
+  }
+  return {
+    index,
+    text,
+    tokenIds: choice.tokenIds ? [...choice.tokenIds] : [],
+    logprobs: choice.tokenIds && choice.logprobs ? [...choice.logprobs] : null,
+    action,
+    rewards: {},
+  };
+}
+
+/** What the next call adds after the last assistant message: tool results and user text. */
+function observationOf(turn: Turn, next: GatewayCall): { text: string; toolContent: string | null } {
+  const messages = messagesOf(next);
+  let last = -1;
+  messages.forEach((message, i) => {
+    if (message.role === "assistant") last = i;
+  });
+  const added = messages.slice(last + 1);
+  const callId = turn.action.type === "tool-call" ? turn.action.callId : undefined;
+  const tool = added.find((message) => message.role === "tool" && message.tool_call_id === callId);
+  return {
+    text: added.map((message) => contentText(message.content)).join("\n"),
+    toolContent: tool ? contentText(tool.content) : null,
+  };
+}
+
+interface Segment {
+  promptText: string;
+  promptIds: number[];
+  turns: Turn[];
+}
+
+export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOptions): BuiltEpisode {
+  const ok = [...calls]
+    .filter((call) => !call.error && call.choices.length > 0)
+    .sort((a, b) => a.seq - b.seq);
+  const segments: Segment[] = [];
+  const turns: Turn[] = [];
+  let prefixBreaks = 0;
+  let missingTokenIds = 0;
+  ok.forEach((call, i) => {
+    const next = ok[i + 1];
+    const choice = chosen(call, next);
+    if (!call.promptTokenIds || !choice.tokenIds) missingTokenIds++;
+    if (segments.length === 0) {
+      segments.push({
+        promptText: renderMessages(messagesOf(call)),
+        promptIds: call.promptTokenIds ? [...call.promptTokenIds] : [],
+        turns: [],
+      });
+    }
+    const segment = segments[segments.length - 1];
+    const turn = turnOf(turns.length, choice);
+    const local: Turn = { ...turn, index: segment.turns.length };
+    turns.push(turn);
+    segment.turns.push(local);
+    if (!next) return;
+    const observation = observationOf(turn, next);
+    if (turn.action.type === "tool-call") {
+      const toolResult = {
+        status: observation.toolContent === null ? ("empty" as const) : ("ok" as const),
+        content: observation.toolContent ?? "",
+        injected: false,
+      };
+      turn.toolResult = toolResult;
+      local.toolResult = toolResult;
+    }
+    const expected =
+      call.promptTokenIds && choice.tokenIds ? [...call.promptTokenIds, ...choice.tokenIds] : null;
+    if (expected && next.promptTokenIds && startsWith(next.promptTokenIds, expected)) {
+      const observed = { text: observation.text, tokenIds: next.promptTokenIds.slice(expected.length) };
+      turn.observation = observed;
+      local.observation = observed;
+      return;
+    }
+    turn.observation = { text: observation.text, tokenIds: [] };
+    local.observation = { text: observation.text, tokenIds: [] };
+    if (expected && next.promptTokenIds) prefixBreaks++;
+    segments.push({
+      promptText: renderMessages(messagesOf(next)),
+      promptIds: next.promptTokenIds ? [...next.promptTokenIds] : [],
+      turns: [],
+    });
+  });
+
+  for (const [index, value] of Object.entries(options.reward?.turnRewards ?? {})) {
+    const turn = turns[Number(index)];
+    if (turn) turn.rewards.posted = value;
+  }
+  const lastChoice = ok.length > 0 ? chosen(ok[ok.length - 1], undefined) : null;
+  const endReason: EndReason = options.error
+    ? "policy-error"
+    : options.finalAnswer !== null
+      ? "answer"
+      : lastChoice?.finishReason === "length"
+        ? "max-tokens"
+        : "format-error";
+  const outcomeReward = options.reward?.reward ?? null;
+  const base = {
+    taskId: options.taskId,
+    family: options.family,
+    policyId: options.policyId,
+    seed: options.seed,
+    finalAnswer: options.finalAnswer,
+    correct: false,
+    outcomeReward,
+    endReason,
+  };
+  // The stored trajectory: every turn's text; token ids of the first segment only (exact context).
+  const firstLength = segments[0]?.turns.length ?? 0;
+  const mainTurns = turns.map((turn, i) =>
+    i < firstLength
+      ? turn
+      : {
+          ...turn,
+          tokenIds: [],
+          logprobs: null,
+          ...(turn.observation ? { observation: { text: turn.observation.text, tokenIds: [] } } : {}),
+        },
+  );
+  const later: Trajectory[] = segments.slice(1).map((segment, s) => ({
+    id: `${options.episodeId}/segment-${s + 1}`,
+    ...base,
+    prompt: { text: segment.promptText, tokenIds: segment.promptIds },
+    turns: segment.turns,
+  }));
+  const info: GatewayInfo = {
+    episodeId: options.episodeId,
+    calls: calls.length,
+    prefixBreaks,
+    missingTokenIds,
+    segments: later,
+  };
+  const trajectory: Trajectory = {
+    id: options.episodeId,
+    ...base,
+    prompt: { text: segments[0]?.promptText ?? "", tokenIds: segments[0]?.promptIds ?? [] },
+    turns: mainTurns,
+    info: { gateway: info, ...(options.error ? { error: options.error } : {}) },
+  };
+  return { trajectory, prefixBreaks };
+}
+
+/**
+ * The exact token-level pieces of a gateway trajectory: itself (first segment) then each later
+ * segment, with its outcome fields copied from the episode (they may have been set after building).
+ */
+export function trajectorySegments(trajectory: Trajectory): Trajectory[] {
+  const info = (trajectory.info?.gateway ?? null) as GatewayInfo | null;
+  const first: Trajectory = {
+    ...trajectory,
+    turns: trajectory.turns.slice(0, trajectory.turns.length - sumTurns(info?.segments ?? [])),
+  };
+  const { correct, outcomeReward, finalAnswer, endReason } = trajectory;
+  return [
+    first,
+    ...(info?.segments ?? []).map((segment) => ({
+      ...segment,
+      correct,
+      outcomeReward,
+      finalAnswer,
+      endReason,
+    })),
+  ];
+}
+
+function sumTurns(segments: readonly Trajectory[]): number {
+  return segments.reduce((sum, segment) => sum + segment.turns.length, 0);
+}
