@@ -15,6 +15,7 @@ import * as serve from "./serve.ts";
 import * as tasks from "./tasks.ts";
 import * as tool from "./tool.ts";
 import * as train from "./train.ts";
+import * as ui from "./ui.ts";
 import * as world from "./world.ts";
 
 export const commands: ReadonlyArray<(program: Command) => void> = [
@@ -34,4 +35,5 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   tasks.register,
   mcp.register,
   orchestra.register,
+  ui.register,
 ];

@@ -1,0 +1,121 @@
+/**
+ * One run: what it is (kind, status, config, summary, parent, report, artifacts), its curves
+ * (live while it runs), its pass@k curves when it logged any, and its trajectories.
+ */
+import type { RunDetail } from "../run-rows.ts";
+import { getJson } from "./api.ts";
+import { drawChart } from "./chart.ts";
+import { curvesPanel } from "./curves.ts";
+import { h, replace } from "./dom.ts";
+import { formatDuration, formatTime, reportHref } from "./format.ts";
+import { link } from "./routes.ts";
+import { trajectoryList } from "./trajectory-list.ts";
+import type { View } from "./view.ts";
+
+export function runView(runKey: string): View {
+  const element = h("section", { class: "run-page" }, h("p", { class: "muted" }, "loading…"));
+  const header = h("div", { class: "run-header" });
+  let refreshCurves: (() => Promise<void>) | null = null;
+  let setKeys: ((keys: readonly string[]) => void) | null = null;
+  let setFacets: ((detail: RunDetail) => void) | null = null;
+  let disposeCurves: (() => void) | null = null;
+
+  const renderHeader = (run: RunDetail) =>
+    replace(
+      header,
+      h(
+        "h1",
+        {},
+        run.id,
+        " ",
+        h("span", { class: `status status-${run.status}`, id: "run-status" }, run.status),
+      ),
+      h(
+        "p",
+        {},
+        `${run.kind} run · started ${formatTime(run.createdAt)} · ${formatDuration(run.durationSeconds)} · `,
+        run.parentKey
+          ? h("a", { href: link("run", { run: run.parentKey }) }, `parent ${run.parentId}`)
+          : "no parent",
+        run.report ? " · " : "",
+        run.report
+          ? h("a", { href: reportHref(run.report), target: "_blank", class: "report-link" }, "report")
+          : "",
+        h("span", { class: "muted" }, ` · ${run.file}`),
+      ),
+      h("details", {}, h("summary", {}, "config"), h("pre", {}, JSON.stringify(run.config, null, 2))),
+      run.summary
+        ? h("details", {}, h("summary", {}, "summary"), h("pre", {}, JSON.stringify(run.summary, null, 2)))
+        : null,
+      run.artifacts.length > 0
+        ? h(
+            "details",
+            {},
+            h("summary", {}, `${run.artifacts.length} artifacts`),
+            h(
+              "ul",
+              {},
+              ...run.artifacts.map((a) =>
+                h("li", {}, `${a.kind}: ${a.path}${a.step === null ? "" : ` (step ${a.step})`}`),
+              ),
+            ),
+          )
+        : null,
+    );
+
+  const passAtK = async (run: RunDetail) => {
+    if (run.passAtK.length === 0) return null;
+    const holder = h("div", { class: "chart" });
+    const section = h("section", { class: "pass-at-k" }, h("h2", {}, "pass@k"), holder);
+    await drawChart(
+      holder,
+      {
+        title: `pass@k (step ${run.passAtK[0].step})`,
+        xTitle: "k",
+        yTitle: "pass@k",
+        logX: true,
+        points: true,
+      },
+      run.passAtK.map((p) => ({ series: p.series, x: p.k, y: p.value, raw: p.value })),
+    );
+    return section;
+  };
+
+  async function load(): Promise<void> {
+    const run = await getJson<RunDetail>("/api/run", { run: runKey });
+    renderHeader(run);
+    const curves = curvesPanel([{ key: run.key, label: run.id }], run.metricKeys);
+    const trajectories = trajectoryList(runKey, run);
+    refreshCurves = curves.refresh;
+    setKeys = curves.setKeys;
+    setFacets = trajectories.setFacets;
+    disposeCurves = curves.dispose;
+    const passSection = h("div", {});
+    replace(element, header, curves.element, passSection, trajectories.element);
+    await Promise.all([curves.refresh(), trajectories.load()]);
+    const drawn = await passAtK(run);
+    if (drawn) replace(passSection, drawn);
+  }
+
+  async function refresh(): Promise<void> {
+    const run = await getJson<RunDetail>("/api/run", { run: runKey });
+    renderHeaderIfChanged(run);
+    setKeys?.(run.metricKeys);
+    setFacets?.(run);
+    await refreshCurves?.();
+  }
+
+  let lastHeader = "";
+  const renderHeaderIfChanged = (run: RunDetail) => {
+    const signature = JSON.stringify([
+      run.status,
+      run.summary,
+      run.artifacts,
+      Math.round(run.durationSeconds),
+    ]);
+    if (signature !== lastHeader && !header.querySelector("details[open]")) renderHeader(run);
+    lastHeader = signature;
+  };
+
+  return { element, title: runKey, load, refresh, dispose: () => disposeCurves?.() };
+}
