@@ -15,6 +15,7 @@
  * `AGENTRL_EXEC=pool|main` pins every site; `AGENTRL_THREADS=1` removes the pool entirely.
  */
 import { type JaxArray, jax, workerPoolEnabled } from "./jax.ts";
+import { takeHostData } from "./onnx/host-copies.ts";
 
 export type ExecMode = "pool" | "main";
 
@@ -93,7 +94,7 @@ export async function readArrays(
   mode: ExecMode,
   settle: unknown = null,
 ): Promise<ArrayLike<number>[]> {
-  if (mode === "main" || !workerPoolEnabled) return arrays.map((array) => array.dataSync());
+  if (mode === "main" || !workerPoolEnabled) return arrays.map(takeHostData);
   if (settle) await jax.blockUntilReady(settle as never);
   const out: ArrayLike<number>[] = [];
   for (const array of arrays) out.push(await array.data());

@@ -19,6 +19,7 @@ export const random = jax.random;
 export const tree = jax.tree;
 export type JaxArray = Jax.Array;
 export type DType = Jax.DType;
+export type Jaxpr = Jax.Jaxpr;
 
 /** Dtype names this project uses, mapped to jax-js's DType values. */
 export type DTypeName = "float32" | "float64" | "int32" | "uint32";

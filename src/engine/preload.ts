@@ -98,6 +98,18 @@ class WorkerShim {
   }
 }
 
+/**
+ * The engine named by AGENTRL_ENGINE (backend.ts; default onnx). Read here because it decides the
+ * worker pool: with ONNX Runtime executing the compiled programs, jax-js only builds and traces
+ * them, and its pool would compete with ORT's threads for the cores.
+ */
+export const engineFromEnvironment = (() => {
+  const raw = process.env.AGENTRL_ENGINE;
+  if (raw === undefined || raw === "") return "onnx";
+  if (raw !== "onnx" && raw !== "jax") throw new Error(`AGENTRL_ENGINE must be onnx or jax, got "${raw}"`);
+  return raw;
+})();
+
 /** Threads jax-js may use: AGENTRL_THREADS (1 = no worker pool), else every core. */
 export const requestedThreads = (() => {
   const raw = process.env.AGENTRL_THREADS;
@@ -108,7 +120,8 @@ export const requestedThreads = (() => {
   return n;
 })();
 
-export const workerPoolEnabled = requestedThreads !== 1 && typeof SharedArrayBuffer !== "undefined";
+export const workerPoolEnabled =
+  engineFromEnvironment === "jax" && requestedThreads !== 1 && typeof SharedArrayBuffer !== "undefined";
 
 if (workerPoolEnabled && !("Worker" in globalThis)) {
   (globalThis as Record<string, unknown>).Worker = WorkerShim;

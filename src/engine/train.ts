@@ -17,6 +17,7 @@
  * count, computed on the host, not by the micro-batch's). The gradient is then exactly the
  * gradient of the whole batch. Metrics are summed the same way.
  */
+import { compileProgram } from "./backend.ts";
 import { type ExecMode, ExecutionSite, readArrays } from "./exec.ts";
 import { type JaxArray, jax, np } from "./jax.ts";
 import {
@@ -115,8 +116,8 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
   const optimizer = options.optimizer ?? adamw();
   const maxGradNorm = options.maxGradNorm ?? 1;
   const clip = maxGradNorm > 0 && Number.isFinite(maxGradNorm);
-  const compile = <F extends (...args: never[]) => unknown>(f: F): F =>
-    options.jit === false ? f : (jax.jit(f as never) as unknown as F);
+  const compile = <F extends (...args: never[]) => unknown>(f: F, name: string): F =>
+    options.jit === false ? f : compileProgram(f, name);
 
   const lossAndGrad = (params: P, batch: B): [LossOutput, P] => {
     const [out, grads] = jax.valueAndGrad(
@@ -147,21 +148,21 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
     const [out, grads] = lossAndGrad(refTree(params), batch);
     const [nextParams, nextOpt, norm] = apply(params, opt, grads, learningRate);
     return [nextParams, nextOpt, out.loss, out.metrics, norm] as const;
-  });
+  }, "train-step");
   const firstGrads = compile((params: P, batch: B) => {
     const [out, grads] = lossAndGrad(params, batch);
     return [grads, out.loss, out.metrics] as const;
-  });
+  }, "gradients");
   const accumulate = compile((params: P, acc: P, batch: B) => {
     const [out, grads] = lossAndGrad(params, batch);
     return [mapTree((a, g) => a.add(g), acc, grads), out.loss, out.metrics] as const;
-  });
+  }, "accumulate");
   const lastStep = compile((params: P, opt: AdamWState<P>, acc: P, batch: B, learningRate: JaxArray) => {
     const [out, grads] = lossAndGrad(refTree(params), batch);
     const total = mapTree((a, g) => a.add(g), acc, grads);
     const [nextParams, nextOpt, norm] = apply(params, opt, total, learningRate);
     return [nextParams, nextOpt, out.loss, out.metrics, norm] as const;
-  });
+  }, "train-step-last");
 
   const gradientSite = new ExecutionSite("gradients");
   const stepSite = new ExecutionSite("train-step");

@@ -13,8 +13,9 @@
  * generating on a full slot returns no tokens with finish reason "length".
  */
 import type { Rng } from "../../core/random.ts";
+import { compileProgram } from "../../engine/backend.ts";
 import { type ExecMode, ExecutionSite, readArrays, settle } from "../../engine/exec.ts";
-import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { type JaxArray, np } from "../../engine/jax.ts";
 import { disposeTree, refTree } from "../../engine/tree.ts";
 import type { GptConfig } from "./config.ts";
 import {
@@ -116,12 +117,13 @@ export class DecodeSession {
       base: 0,
       full: false,
     }));
-    this.#prefill = jax.jit(
+    this.#prefill = compileProgram(
       (p: GptParams, cache: KvCache, ids: JaxArray, start: JaxArray, count: JaxArray) => [
         forwardChunk(p, cache, ids, start, count, config, false).cache,
       ],
+      "prefill",
     ) as unknown as PrefillFn;
-    this.#decode = jax.jit(
+    this.#decode = compileProgram(
       (
         p: GptParams,
         cache: KvCache,
@@ -134,10 +136,14 @@ export class DecodeSession {
         const out = forwardDecode(p, cache, recent, ids, position, base, active, config);
         return [out.recent, out.logits];
       },
+      "decode",
     ) as unknown as DecodeFn;
-    this.#flushRecent = jax.jit((cache: KvCache, recent: RecentKv, base: JaxArray, fill: JaxArray) => [
-      flushRecent(cache, recent, base, fill, config.maxLen),
-    ]) as unknown as FlushFn;
+    this.#flushRecent = compileProgram(
+      (cache: KvCache, recent: RecentKv, base: JaxArray, fill: JaxArray) => [
+        flushRecent(cache, recent, base, fill, config.maxLen),
+      ],
+      "flush-recent",
+    ) as unknown as FlushFn;
   }
 
   #slot(slot: number): Slot {

@@ -3,8 +3,9 @@
  * KL estimates and perplexity. Batches have a fixed number of rows and T rounded up to a multiple
  * of 16, so a few programs serve every call.
  */
+import { compileProgram } from "../../engine/backend.ts";
 import { ExecutionSite, readArrays } from "../../engine/exec.ts";
-import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { type JaxArray, np } from "../../engine/jax.ts";
 import { refTree } from "../../engine/tree.ts";
 import { bucketLength } from "./batch.ts";
 import type { GptConfig } from "./config.ts";
@@ -37,11 +38,11 @@ function scorerFor(config: GptConfig, temperature: number, entropy: boolean, val
   const key = JSON.stringify([config, temperature, entropy, values]);
   let scorer = scorers.get(key);
   if (!scorer) {
-    const run = jax.jit((params: GptParams, ids: JaxArray) => {
+    const run = compileProgram((params: GptParams, ids: JaxArray) => {
       const stats = tokenStats(params, ids, config, { temperature, entropy, values, gather: true });
       // jit outputs must be arrays (no null): logprobs, then entropy and values when asked for.
       return [stats.logprobs, stats.entropy, stats.values].filter((x) => x) as never;
-    }) as unknown as Scorer["run"];
+    }, "score") as unknown as Scorer["run"];
     scorer = { run, site: new ExecutionSite(`score-${scorers.size}`) };
     scorers.set(key, scorer);
   }

@@ -1,0 +1,146 @@
+/**
+ * `onnxJit(f)`: jax-js's `jit` contract (trace once per input shapes, consume the arguments,
+ * return new arrays, `dispose()`) with execution in ONNX Runtime. The program is traced with
+ * `makeJaxpr` on abstract inputs, converted (convert.ts) and run by a cached session per input
+ * signature (bounded: the least recently used session is closed past `maxSessions`). A program
+ * with a primitive the converter does not lower runs on jax-js's own `jit` instead, once per
+ * signature, with a warning naming the primitive.
+ *
+ * Arrays this wrapper returns keep their host copy (the session's output), so feeding them back
+ * (parameters and optimizer state, step after step) skips the read from jax-js's heap.
+ */
+import { type JaxArray, jax, np } from "../jax.ts";
+import { type ConstInput, convertJaxpr, onnxDType, UnsupportedPrimitiveError } from "./convert.ts";
+import { rememberHostCopy, takeHostData } from "./host-copies.ts";
+import { encodeModel } from "./proto.ts";
+import { type IoSpec, OrtProgram, type RuntimeOptions } from "./runtime.ts";
+
+type AnyFunction = (...args: never[]) => unknown;
+type Compiled =
+  | { kind: "onnx"; program: OrtProgram; outputs: IoSpec[]; outTree: unknown; nodes: number }
+  | { kind: "fallback"; reason: string };
+
+/** An abstract input for tracing: shape and dtype, no data. */
+class AbstractInput {
+  readonly shape: number[];
+  readonly dtype: unknown;
+  readonly weakType: boolean;
+  constructor(shape: number[], dtype: unknown, weakType = false) {
+    this.shape = shape;
+    this.dtype = dtype;
+    this.weakType = weakType;
+  }
+}
+
+export interface OnnxJitOptions extends RuntimeOptions {
+  /** Sessions kept (one per input signature); default 8. */
+  maxSessions?: number;
+  /** For messages and profiles. */
+  name?: string;
+}
+
+export interface OnnxProgramInfo {
+  signature: string;
+  kind: "onnx" | "fallback";
+  nodes?: number;
+  reason?: string;
+}
+
+export type OnnxJitted<F> = F & { dispose(): void; programs(): OnnxProgramInfo[] };
+
+/** Wraps `f` (a pure function of array trees returning an array tree) like `jax.jit`. */
+export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {}): OnnxJitted<F> {
+  const maxSessions = options.maxSessions ?? 8;
+  const compiled = new Map<string, Compiled>();
+  let fallback: (((...args: unknown[]) => unknown) & { dispose(): void }) | null = null;
+
+  const compile = (args: unknown[], leaves: JaxArray[], signature: string): Compiled => {
+    const abstract = jax.tree.map(
+      (leaf: JaxArray) =>
+        new AbstractInput([...leaf.shape], leaf.dtype, (leaf as { weakType?: boolean }).weakType),
+      args as never,
+    );
+    const trace = jax.makeJaxpr(f as never) as unknown as (...inputs: unknown[]) => unknown;
+    const traced = trace(...(abstract as unknown[])) as {
+      jaxpr: { jaxpr: { flatten(): unknown }; consts: JaxArray[]; dispose(): void };
+      treedef: unknown;
+    };
+    try {
+      const jaxpr = (traced.jaxpr.jaxpr.flatten() as { simplify(): unknown }).simplify() as Parameters<
+        typeof convertJaxpr
+      >[0];
+      const consts: ConstInput[] = traced.jaxpr.consts.map((c) => ({
+        dtype: onnxDType(c.dtype),
+        shape: [...c.shape],
+        data: c.ref.dataSync() as ConstInput["data"],
+      }));
+      const converted = convertJaxpr(jaxpr, consts);
+      if (converted.inputs.length !== leaves.length)
+        throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leaves.length} leaves`);
+      const model = encodeModel(converted.graph, options.name);
+      const program = new OrtProgram(model, converted.inputs, converted.outputs, options);
+      return {
+        kind: "onnx",
+        program,
+        outputs: converted.outputs,
+        outTree: traced.treedef,
+        nodes: converted.graph.nodes.length,
+      };
+    } catch (error) {
+      if (!(error instanceof UnsupportedPrimitiveError)) throw error;
+      process.emitWarning(`${options.name ?? "program"} (${signature}) runs on jax-js: ${error.message}`);
+      return { kind: "fallback", reason: error.message };
+    } finally {
+      traced.jaxpr.dispose();
+    }
+  };
+
+  const call = (...args: unknown[]) => {
+    const [leaves] = jax.tree.flatten(args as never) as unknown as [JaxArray[], unknown];
+    const signature =
+      leaves.map((leaf) => `${leaf.dtype}[${leaf.shape.join(",")}]`).join(" ") +
+      String(jax.tree.structure(args as never));
+    let entry = compiled.get(signature);
+    if (entry) {
+      compiled.delete(signature); // re-insert: most recently used last
+      compiled.set(signature, entry);
+    } else {
+      entry = compile(args, leaves, signature);
+      compiled.set(signature, entry);
+      while (compiled.size > maxSessions) {
+        const [oldest, dropped] = compiled.entries().next().value as [string, Compiled];
+        if (dropped.kind === "onnx") dropped.program.dispose();
+        compiled.delete(oldest);
+      }
+    }
+    if (entry.kind === "fallback") {
+      fallback ??= jax.jit(f as never) as never;
+      return fallback!(...args);
+    }
+    const data = leaves.map(takeHostData);
+    const outputs = entry.program.run(data);
+    const arrays = outputs.map((values, i) => {
+      const spec = entry.outputs[i];
+      const array = np.array(values as never, { shape: spec.shape, dtype: spec.dtype as never });
+      rememberHostCopy(array, values);
+      return array;
+    });
+    return jax.tree.unflatten(entry.outTree as never, arrays);
+  };
+
+  return Object.assign(call as unknown as F, {
+    dispose() {
+      for (const entry of compiled.values()) if (entry.kind === "onnx") entry.program.dispose();
+      compiled.clear();
+      fallback?.dispose();
+      fallback = null;
+    },
+    programs(): OnnxProgramInfo[] {
+      return [...compiled.entries()].map(([signature, entry]) =>
+        entry.kind === "onnx"
+          ? { signature, kind: "onnx", nodes: entry.nodes }
+          : { signature, kind: "fallback", reason: entry.reason },
+      );
+    },
+  });
+}
