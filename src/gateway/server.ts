@@ -159,6 +159,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         upstreamResponse = await upstream.post(request, episode.controller.signal);
       } catch (error) {
         record(episode, failed(`the upstream could not be reached: ${(error as Error).message}`));
+        if (episode.controller.signal.aborted)
+          throw new RequestError(499, "the episode ended", null, "episode_ended");
         throw new RequestError(502, "the upstream model could not be reached", null, "upstream_error");
       }
       if (!upstreamResponse.ok) {
@@ -289,6 +291,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         });
     });
   });
+  // Agents' HTTP clients pool connections; a server that drops idle sockets sooner than they do
+  // (Node's default is 5 s, shorter than one embedded decode can block the loop) resets calls.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => {

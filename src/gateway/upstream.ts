@@ -4,6 +4,9 @@
  * in a record or a log line. Responses are size-limited and time-limited; a non-JSON or oversized
  * body is an error the caller records.
  */
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
 
 export interface UpstreamOptions {
   /** Base URL ending in `/v1`. */
@@ -41,15 +44,12 @@ export function httpUpstream(options: UpstreamOptions): Upstream {
     maxResponseBytes,
     async post(body, signal) {
       const timeout = AbortSignal.timeout(timeoutMs);
-      return fetch(`${baseURL}/chat/completions`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-        },
-        body: JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
+      return postJson(
+        `${baseURL}/chat/completions`,
+        body,
+        options.apiKey,
+        signal ? AbortSignal.any([signal, timeout]) : timeout,
+      );
     },
     async readJson(response) {
       const text = await readLimited(response, maxResponseBytes);
@@ -60,6 +60,52 @@ export function httpUpstream(options: UpstreamOptions): Upstream {
       }
     },
   };
+}
+
+/**
+ * POST over node:http(s) on a fresh connection (no keep-alive): an embedded upstream decodes on this
+ * process's event loop, and a pooled socket that the server timed out while the loop was busy is
+ * a reset on reuse ("fetch failed"). The answer is wrapped as a web `Response`.
+ */
+function postJson(
+  url: string,
+  body: unknown,
+  apiKey: string | undefined,
+  signal: AbortSignal,
+): Promise<Response> {
+  const target = new URL(url);
+  const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target,
+      {
+        method: "POST",
+        agent: false,
+        signal,
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(payload),
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
+      },
+      (res) => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (typeof value === "string") headers.set(name, value);
+          else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+        }
+        const status = res.statusCode ?? 502;
+        const stream =
+          status === 204 || status === 304 ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+        resolve(new Response(stream, { status, headers }));
+      },
+    );
+    req.on("error", (error) =>
+      reject(new Error(`${error.message}${"code" in error ? ` (${String(error.code)})` : ""}`)),
+    );
+    req.end(payload);
+  });
 }
 
 /** The body as text, failing past `maxBytes`. */

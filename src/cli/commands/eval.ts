@@ -37,6 +37,7 @@ import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
 import { createProgress, type Progress } from "../progress.ts";
+import { agentRunConfig, evalAgentCommand } from "./eval-agent.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 interface EvalCommandOptions {
@@ -63,6 +64,9 @@ interface EvalCommandOptions {
   runId?: string;
   resume?: string;
   json?: boolean;
+  agent?: string;
+  concurrency?: string;
+  agentTimeout?: string;
 }
 
 /** Options that decide the episodes: taken from the stored config on resume, so giving them then is ignored. */
@@ -246,7 +250,14 @@ export function register(program: Command): void {
     .option("--run-id <id>", "name of the run directory; an existing one is resumed")
     .option("--resume <dir>", "resume an eval run directory with its stored config")
     .option("--json", "print the result (config, totals, curves, per-task counts, paths) as JSON")
+    .option(
+      "--agent <module>",
+      "evaluate your agent: a module whose default export is async (task, { baseURL, apiKey, model, signal }) => answer, run through a recording gateway in front of --policy",
+    )
+    .option("--concurrency <n>", "--agent: episodes running at once", "8")
+    .option("--agent-timeout <seconds>", "--agent: seconds an episode may run (default 120)")
     .action(async (raw: EvalCommandOptions, command: Command) => {
+      if (raw.agent !== undefined || (raw.resume && agentRunConfig(raw.resume))) return evalAgentCommand(raw);
       const batchSize = parseNumber("--batch", raw.batch, { integer: true, min: 1 });
       const mcpToken = raw.mcpToken ?? process.env.AGENTRL_MCP_TOKEN ?? undefined;
       let options: Omit<EvaluateOptions, "policy"> & { policySpec: string };

@@ -1,0 +1,288 @@
+/**
+ * `evaluateAgent`: pass@k of a user's agent module. Each task is run n times through an in-process
+ * recording gateway in front of `policy` (a checkpoint served in process, or `openai:<url>#<model>`),
+ * at most `concurrency` episodes at a time, each under `timeoutMs`. Episodes are stored as they end
+ * in an eval run directory under the same keys, seeds, config and files as `evaluate`
+ * (src/eval/run-eval.ts), so `passk`, `boundary`, `data export` and the report read them like any
+ * other eval; every gateway call is kept in the run's state under `gateway/calls/<episode>/<seq>`.
+ *
+ * Resumable like `evaluate`: a killed run is rerun with the same `runId` (or `resume`), stored keys
+ * are skipped, and only the rest are run. An episode in flight at the kill is run again from the
+ * start under a fresh gateway episode id, so it is neither lost nor stored twice.
+ */
+
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
+import { type CurveOptions, curveMetrics, passAtKCurves } from "../eval/curves.ts";
+import { writeEvalFiles } from "../eval/eval-files.ts";
+import {
+  configDifferences,
+  EVAL_TASKS_STATE_KEY,
+  type EvalConfig,
+  type EvalProgress,
+  type EvalResult,
+  type EvalTaskSource,
+  evalEpisodeSeed,
+  resolveEvalTasks,
+} from "../eval/run-eval.ts";
+import { countByTask, countTotals } from "../eval/task-counts.ts";
+import { type ResolveUpstreamOptions, resolveUpstream } from "../gateway/resolve-upstream.ts";
+import { startGateway } from "../gateway/server.ts";
+import {
+  createRunDirectory,
+  DEFAULT_RUNS_ROOT,
+  directoryRun,
+  episodeKey,
+  isRunDirectory,
+  openRunDirectory,
+  openStore,
+  type RunRecord,
+  type Store,
+} from "../store/index.ts";
+import type { Task } from "../types/task.ts";
+import type { Trajectory } from "../types/trajectory.ts";
+import { getVerifier, type VerifierName } from "../verify/index.ts";
+import { checkAnswer } from "../world/index.ts";
+import { loadAgent } from "./load-agent.ts";
+import { runAgentEpisode } from "./run-episode.ts";
+import type { AgentFunction } from "./types.ts";
+
+export interface EvaluateAgentOptions {
+  /** Path of the agent module (recorded in the config). */
+  agentPath: string;
+  /** The loaded agent (default: imported from `agentPath`). */
+  agent?: AgentFunction;
+  /** The model behind the gateway: checkpoint, scripted name or `openai:<url>#<model>`. */
+  policy: string;
+  tasks: EvalTaskSource;
+  n: number;
+  seed?: number;
+  temperature?: number;
+  topP?: number;
+  /** Tokens per call when the agent sends no max_tokens (in-process upstream; default 32, the loop's per-turn budget). */
+  maxTurnTokens?: number;
+  verifier?: VerifierName;
+  /** Episodes running at once (default 8). */
+  concurrency?: number;
+  /** Milliseconds an episode may run (default 120 000). */
+  timeoutMs?: number;
+  upstream?: Omit<ResolveUpstreamOptions, "temperature" | "topP" | "maxTokens">;
+  runsRoot?: string;
+  runId?: string;
+  resume?: string;
+  persist?: boolean;
+  curves?: CurveOptions;
+  onStart?: (info: { directory: string | null; runId: string; total: number; resumed: number }) => void;
+  onProgress?: (progress: EvalProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** The eval config of an agent run: `EvalConfig` with the agent recorded beside the policy. */
+export interface AgentEvalConfig extends EvalConfig {
+  /** The module, and the model behind the gateway as `--policy` named it. */
+  agent: { module: string; policy: string; timeoutMs: number };
+}
+
+export const AGENT_EVAL_DEFAULTS = { concurrency: 8, timeoutMs: 120_000, maxTurnTokens: 32 } as const;
+
+export async function evaluateAgent(options: EvaluateAgentOptions): Promise<EvalResult> {
+  if (!Number.isInteger(options.n) || options.n < 1)
+    throw new Error(`evaluateAgent: n must be a positive integer, got ${options.n}`);
+  const tasks = resolveEvalTasks(options.tasks);
+  const timeoutMs = options.timeoutMs ?? AGENT_EVAL_DEFAULTS.timeoutMs;
+  const concurrency = Math.max(1, options.concurrency ?? AGENT_EVAL_DEFAULTS.concurrency);
+  const maxTurnTokens = options.maxTurnTokens ?? AGENT_EVAL_DEFAULTS.maxTurnTokens;
+  const source = options.tasks;
+  const config: AgentEvalConfig = {
+    policy: `agent:${options.agentPath}@${options.policy}`,
+    tasks:
+      source.type === "world"
+        ? {
+            type: "world",
+            split: source.split,
+            count: source.count,
+            seed: source.seed,
+            family: source.family ?? null,
+          }
+        : { type: "given", name: source.name ?? null, count: tasks.length },
+    n: options.n,
+    seed: options.seed ?? 1,
+    temperature: options.temperature ?? null,
+    topP: options.topP ?? null,
+    noise: 0,
+    budgets: { ...DEFAULT_BUDGETS, maxTurnTokens },
+    verifier: options.verifier ?? null,
+    toolSetup: null,
+    agent: { module: options.agentPath, policy: options.policy, timeoutMs },
+  };
+  const verify = config.verifier ? getVerifier(config.verifier) : checkAnswer;
+  const agent = options.agent ?? (await loadAgent(options.agentPath));
+  const { store, run, directory } = openRun(options, config, tasks);
+  const token = randomBytes(24).toString("hex");
+  let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
+  try {
+    const upstream = await resolveUpstream(options.policy, {
+      ...options.upstream,
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      maxTokens: maxTurnTokens,
+    });
+    gateway = await startGateway({
+      upstream,
+      token,
+      policyId: config.policy,
+      onCall: (call) =>
+        store.setState(run.id, `gateway/calls/${call.episodeId}/${String(call.seq).padStart(4, "0")}`, call),
+    });
+    if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+    const stored = store.episodeKeys(run.id);
+    const pending: { task: Task; sample: number; key: string }[] = [];
+    for (let sample = 0; sample < config.n; sample++)
+      for (const task of tasks) {
+        const key = episodeKey(task.id, sample);
+        if (!stored.has(key)) pending.push({ task, sample, key });
+      }
+    const total = tasks.length * config.n;
+    const resumed = total - pending.length;
+    options.onStart?.({ directory, runId: run.id, total, resumed });
+    const progress: EvalProgress = {
+      done: resumed,
+      total,
+      correct: resumed > 0 ? store.countTrajectories(run.id, { correct: true }) : 0,
+      policyErrors: 0,
+    };
+    options.onProgress?.({ ...progress });
+    let prefixBreaks = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < pending.length && !options.signal?.aborted) {
+        const item = pending[next++];
+        const episode = await runAgentEpisode({
+          gateway: gateway!,
+          agent,
+          task: item.task,
+          key: item.key,
+          seed: evalEpisodeSeed(config.seed, item.task.id, item.sample),
+          verify,
+          apiKey: token,
+          timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        if (options.signal?.aborted) return; // an episode cut by the stop is run again on resume
+        store.addTrajectory(run.id, episode.trajectory, { key: item.key });
+        prefixBreaks += episode.prefixBreaks;
+        progress.done++;
+        if (episode.trajectory.correct) progress.correct++;
+        if (episode.trajectory.endReason === "policy-error") progress.policyErrors++;
+        options.onProgress?.({ ...progress });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
+    if (options.signal?.aborted) throw new Error("evaluateAgent: stopped");
+
+    const summary = summarize(store, run.id, tasks, config.n, options.curves);
+    const metrics = {
+      ...curveMetrics(summary.curves),
+      "eval/policy_errors": summary.totals.policyErrors,
+      "eval/solved_fraction": summary.totals.solved / summary.totals.tasks,
+      "gateway/prefix_breaks": prefixBreaks,
+      "gateway/calls": gateway.stats.calls,
+      "gateway/failed_calls": gateway.stats.failedCalls,
+    };
+    store.addMetrics(run.id, 0, metrics);
+    const result: EvalResult = {
+      directory,
+      runId: run.id,
+      policyId: config.policy,
+      config,
+      ...summary,
+      episodes: { resumed, sampled: pending.length },
+      metrics,
+      files: null,
+    };
+    if (directory !== null) {
+      result.files = await writeEvalFiles(directory, result);
+      for (const path of Object.values(result.files))
+        store.addArtifact(run.id, { kind: "report", path: path.slice(directory.length + 1) });
+    }
+    store.finishRun(run.id, "completed", {
+      policyId: config.policy,
+      curves: result.curves,
+      totals: result.totals,
+      endReasons: result.endReasons,
+      metrics,
+    });
+    return result;
+  } catch (error) {
+    store.finishRun(run.id, options.signal?.aborted ? "interrupted" : "failed", { error: String(error) });
+    throw error;
+  } finally {
+    await gateway?.close();
+    store.close();
+  }
+}
+
+function openRun(
+  options: EvaluateAgentOptions,
+  config: AgentEvalConfig,
+  tasks: readonly Task[],
+): { store: Store; run: RunRecord; directory: string | null } {
+  if (options.persist === false) {
+    const store = openStore(":memory:");
+    return {
+      store,
+      run: store.createRun({ id: options.runId ?? "eval", kind: "eval", config }),
+      directory: null,
+    };
+  }
+  const root = options.runsRoot ?? DEFAULT_RUNS_ROOT;
+  const existing = options.resume ?? (options.runId ? join(root, options.runId) : undefined);
+  if (existing !== undefined && (options.resume !== undefined || existsSync(existing))) {
+    if (!isRunDirectory(existing)) throw new Error(`cannot resume ${existing}: it is not a run directory`);
+    const store = openRunDirectory(existing);
+    try {
+      let run = directoryRun(store, existing);
+      const differences = configDifferences(run.config as unknown as EvalConfig, config);
+      if (run.kind !== "eval" || differences.length > 0)
+        throw new Error(
+          `cannot resume ${existing}: its config differs (${differences.join("; ") || run.kind})`,
+        );
+      const storedIds = (store.getState<Task[]>(run.id, EVAL_TASKS_STATE_KEY) ?? []).map((task) => task.id);
+      if (storedIds.join("\n") !== tasks.map((task) => task.id).join("\n"))
+        throw new Error(`cannot resume ${existing}: its task list differs from the one asked for`);
+      if (run.status !== "running") run = store.reopenRun(run.id);
+      return { store, run, directory: existing };
+    } catch (error) {
+      store.close();
+      throw error;
+    }
+  }
+  return createRunDirectory({ kind: "eval", root, config, ...(options.runId ? { id: options.runId } : {}) });
+}
+
+function summarize(
+  store: Store,
+  runId: string,
+  tasks: readonly Task[],
+  n: number,
+  curveOptions?: CurveOptions,
+) {
+  const wanted = new Set<string>();
+  for (const task of tasks)
+    for (let sample = 0; sample < n; sample++) wanted.add(episodeKey(task.id, sample));
+  const endReasons: Record<string, number> = {};
+  function* episodes(): Generator<Trajectory> {
+    for (const stored of store.iterateTrajectories(runId)) {
+      if (!wanted.has(stored.key)) continue;
+      endReasons[stored.trajectory.endReason] = (endReasons[stored.trajectory.endReason] ?? 0) + 1;
+      yield stored.trajectory;
+    }
+  }
+  const counts = countByTask(episodes(), tasks);
+  const short = counts.find((count) => count.n !== n);
+  if (short)
+    throw new Error(`evaluateAgent: task ${short.taskId} has ${short.n} stored samples, expected ${n}`);
+  return { counts, totals: countTotals(counts), endReasons, curves: passAtKCurves(counts, curveOptions) };
+}

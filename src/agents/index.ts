@@ -1,0 +1,12 @@
+/** Running a user's agent module (`--agent`) through the recording gateway. */
+export {
+  AGENT_EVAL_DEFAULTS,
+  type AgentEvalConfig,
+  type EvaluateAgentOptions,
+  evaluateAgent,
+} from "./evaluate-agent.ts";
+export { loadAgent } from "./load-agent.ts";
+export { type AgentEpisode, type AgentEpisodeOptions, answerText, runAgentEpisode } from "./run-episode.ts";
+export { agentTask } from "./task-view.ts";
+export type { AgentContext, AgentFunction, AgentTask } from "./types.ts";
+export { type AgentWorldTools, agentWorldTools } from "./world-tools.ts";

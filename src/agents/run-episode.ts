@@ -1,0 +1,87 @@
+/**
+ * One episode of a user's agent through the gateway: the agent gets the episode's base URL and the
+ * task's agent view, runs under a timeout, and its calls become the trajectory. An agent that
+ * throws, times out or returns nothing usable is a recorded failed episode, never dropped.
+ * `correct` comes from the verifier on the returned answer; the outcome reward is the agent's posted
+ * reward when it posted one, else 1/0 from the verifier.
+ */
+import { randomBytes } from "node:crypto";
+import type { Gateway } from "../gateway/server.ts";
+import type { Task } from "../types/task.ts";
+import type { Trajectory } from "../types/trajectory.ts";
+import { agentTask } from "./task-view.ts";
+import type { AgentFunction } from "./types.ts";
+
+export interface AgentEpisodeOptions {
+  gateway: Gateway;
+  agent: AgentFunction;
+  task: Task;
+  /** Stored trajectory id (the eval's episode key). */
+  key: string;
+  seed: number;
+  verify: (task: Task, answer: string | null) => boolean;
+  /** Key the agent sends (the gateway's token). */
+  apiKey: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface AgentEpisode {
+  trajectory: Trajectory;
+  prefixBreaks: number;
+}
+
+/** The answer an agent returned, as text (null: none). */
+export function answerText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return JSON.stringify(value) ?? null;
+}
+
+export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<AgentEpisode> {
+  const { gateway, task } = options;
+  const episodeId = `ep-${randomBytes(8).toString("hex")}`;
+  gateway.openEpisode(episodeId, { taskId: task.id, family: task.family, seed: options.seed });
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`the agent ran past ${options.timeoutMs} ms`));
+  }, options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
+  let finalAnswer: string | null = null;
+  let error: string | undefined;
+  try {
+    const returned = options.agent(agentTask(task), {
+      baseURL: gateway.episodeURL(episodeId),
+      apiKey: options.apiKey,
+      model: gateway.model,
+      signal,
+    });
+    // An agent that ignores its signal still ends the episode at the deadline.
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+    finalAnswer = answerText(await Promise.race([returned, aborted]));
+  } catch (caught) {
+    error = timedOut
+      ? `timeout: the agent ran past ${options.timeoutMs} ms`
+      : `the agent threw: ${caught instanceof Error ? caught.message : String(caught)}`;
+  } finally {
+    clearTimeout(timer);
+  }
+  const built = gateway.finishEpisode(episodeId, { finalAnswer, ...(error ? { error } : {}) });
+  const trajectory = built.trajectory;
+  const correct = trajectory.endReason === "answer" && options.verify(task, finalAnswer);
+  return {
+    trajectory: {
+      ...trajectory,
+      id: options.key,
+      correct,
+      outcomeReward: trajectory.outcomeReward ?? (correct ? 1 : 0),
+    },
+    prefixBreaks: built.prefixBreaks,
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * `agentrl eval --agent <module>`: pass@k of a user's agent (src/agents), run n times per task
+ * through an in-process recording gateway in front of `--policy`. Shares `agentrl eval`'s task,
+ * sampling and run flags; `--concurrency` episodes run at once, each under `--agent-timeout`
+ * seconds. A killed run resumes with `--resume <dir>` (or the same `--run-id`).
+ */
+import { existsSync } from "node:fs";
+import { AGENT_EVAL_DEFAULTS, type AgentEvalConfig, evaluateAgent } from "../../agents/evaluate-agent.ts";
+import { formatCurveTable } from "../../eval/curves.ts";
+import { evalJson } from "../../eval/eval-files.ts";
+import { readEvalRunConfig } from "../../eval/eval-run-data.ts";
+import type { EvalTaskSource } from "../../eval/run-eval.ts";
+import { readTaskFile } from "../../tasks/index.ts";
+import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
+import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
+import { createProgress, type Progress } from "../progress.ts";
+import { parseChoice, parseNumber } from "./options.ts";
+
+export interface AgentEvalFlags {
+  agent?: string;
+  policy?: string;
+  split: string;
+  tasks: string;
+  n: string;
+  family?: string;
+  seed: string;
+  taskSeed: string;
+  temperature: string;
+  topP: string;
+  verifier?: string;
+  maxTurnTokens?: string;
+  concurrency?: string;
+  agentTimeout?: string;
+  runs: string;
+  runId?: string;
+  resume?: string;
+  json?: boolean;
+}
+
+/** The agent config of an eval run directory, or null when the run is not an agent eval. */
+export function agentRunConfig(directory: string): AgentEvalConfig | null {
+  const { config } = readEvalRunConfig(directory);
+  return "agent" in config ? (config as AgentEvalConfig) : null;
+}
+
+export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
+  const concurrency = parseNumber(
+    "--concurrency",
+    raw.concurrency ?? String(AGENT_EVAL_DEFAULTS.concurrency),
+    {
+      integer: true,
+      min: 1,
+    },
+  );
+  let options: Parameters<typeof evaluateAgent>[0];
+  if (raw.resume) {
+    const config = agentRunConfig(raw.resume);
+    if (!config) throw new Error(`${raw.resume} is not an --agent eval run`);
+    const { tasks } = readEvalRunConfig(raw.resume);
+    const source: EvalTaskSource =
+      config.tasks.type === "world"
+        ? {
+            type: "world",
+            split: config.tasks.split,
+            count: config.tasks.count,
+            seed: config.tasks.seed,
+            ...(config.tasks.family ? { family: config.tasks.family } : {}),
+          }
+        : { type: "given", tasks, ...(config.tasks.name !== null ? { name: config.tasks.name } : {}) };
+    options = {
+      agentPath: config.agent.module,
+      policy: config.agent.policy,
+      tasks: source,
+      n: config.n,
+      seed: config.seed,
+      ...(config.temperature !== null ? { temperature: config.temperature } : {}),
+      ...(config.topP !== null ? { topP: config.topP } : {}),
+      ...(config.verifier ? { verifier: config.verifier } : {}),
+      maxTurnTokens: config.budgets.maxTurnTokens,
+      timeoutMs: config.agent.timeoutMs,
+      resume: raw.resume,
+    };
+  } else {
+    if (!raw.agent) throw new Error("--agent <module> is required");
+    if (!raw.policy) throw new Error("--agent needs --policy: the model behind the gateway");
+    const fileTasks = !/^\s*\d+\s*$/.test(raw.tasks);
+    let tasks: EvalTaskSource;
+    let verifier: VerifierName | undefined;
+    if (fileTasks) {
+      if (!existsSync(raw.tasks)) throw new Error(`--tasks: no such file "${raw.tasks}"`);
+      if (raw.verifier === undefined) throw new Error("a task file needs --verifier <name>");
+      verifier = parseChoice<VerifierName>("--verifier", raw.verifier, VERIFIER_NAMES);
+      tasks = { type: "given", tasks: await readTaskFile(raw.tasks), name: raw.tasks };
+    } else {
+      const family = raw.family ? parseChoice<TaskFamily>("--family", raw.family, TASK_FAMILIES) : undefined;
+      tasks = {
+        type: "world",
+        split: parseChoice("--split", raw.split, ["train", "test"] as const),
+        count: parseNumber("--tasks", raw.tasks, { integer: true, min: 1 }),
+        seed: parseNumber("--task-seed", raw.taskSeed, { integer: true, min: 0 }),
+        ...(family ? { family } : {}),
+      };
+    }
+    options = {
+      agentPath: raw.agent,
+      policy: raw.policy,
+      tasks,
+      n: parseNumber("--n", raw.n, { integer: true, min: 1 }),
+      seed: parseNumber("--seed", raw.seed, { integer: true, min: 0 }),
+      temperature: parseNumber("--temperature", raw.temperature, { min: 0 }),
+      topP: parseNumber("--top-p", raw.topP, { min: 0, max: 1 }),
+      ...(verifier ? { verifier } : {}),
+      ...(raw.maxTurnTokens !== undefined
+        ? { maxTurnTokens: parseNumber("--max-turn-tokens", raw.maxTurnTokens, { integer: true, min: 1 }) }
+        : {}),
+      timeoutMs:
+        raw.agentTimeout !== undefined
+          ? parseNumber("--agent-timeout", raw.agentTimeout, { min: 0.001 }) * 1000
+          : AGENT_EVAL_DEFAULTS.timeoutMs,
+      runsRoot: raw.runs,
+      ...(raw.runId ? { runId: raw.runId } : {}),
+    };
+  }
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once("SIGINT", onSignal);
+  let progress: Progress | undefined;
+  let runDirectory: string | null = raw.resume ?? null;
+  try {
+    const result = await evaluateAgent({
+      ...options,
+      concurrency,
+      signal: abort.signal,
+      onStart: ({ directory, total }) => {
+        runDirectory = directory;
+        progress = createProgress("eval", total, { quiet: Boolean(raw.json) });
+      },
+      onProgress: ({ done, correct, policyErrors }) =>
+        progress?.update(done, {
+          correct: done > 0 ? correct / done : 0,
+          ...(policyErrors > 0 ? { failed_episodes: policyErrors } : {}),
+        }),
+    });
+    progress?.stop();
+    if (raw.json) {
+      console.log(
+        JSON.stringify(
+          { directory: result.directory, files: result.files, metrics: result.metrics, ...evalJson(result) },
+          null,
+          2,
+        ),
+      );
+      return;
+    }
+    const { totals, config } = result;
+    console.log(
+      `agent ${options.agentPath} on ${options.policy}; ${totals.tasks} tasks x n = ${config.n}; ` +
+        `${result.episodes.sampled} episodes run, ${result.episodes.resumed} found stored`,
+    );
+    console.log(formatCurveTable(result.curves));
+    console.log(
+      `solved at k = n: ${totals.solved}/${totals.tasks}; correct ${totals.correct}/${totals.samples}; ` +
+        `failed episodes (agent error, timeout, upstream) ${totals.policyErrors}; gateway calls ${result.metrics["gateway/calls"]}, prefix breaks ${result.metrics["gateway/prefix_breaks"]}`,
+    );
+    console.log(`run: ${result.directory}`);
+  } catch (error) {
+    progress?.stop();
+    if (abort.signal.aborted && runDirectory)
+      throw new Error(
+        `interrupted; stored episodes are kept: resume with agentrl eval --resume ${runDirectory}`,
+      );
+    throw error;
+  } finally {
+    process.removeListener("SIGINT", onSignal);
+  }
+}
