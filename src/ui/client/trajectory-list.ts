@@ -40,6 +40,12 @@ export function trajectoryList(runKey: string, detail: RunDetail): TrajectoryLis
     void load();
   };
 
+  const pick = (name: string, choices: readonly (readonly [string, string])[], any: string) => {
+    const element = select(choices, filter[name], change(name), any);
+    element.dataset.filter = name;
+    return element;
+  };
+
   const renderControls = () =>
     replace(
       controls,
@@ -49,40 +55,35 @@ export function trajectoryList(runKey: string, detail: RunDetail): TrajectoryLis
         value: filter.task,
         onchange: (event: Event) => change("task")((event.target as HTMLInputElement).value.trim()),
       }),
-      select(
+      pick(
+        "family",
         facets.families.map((f) => [f, f] as const),
-        filter.family,
-        change("family"),
         "any family",
       ),
-      select(
+      pick(
+        "correct",
         [
           ["true", "correct"],
           ["false", "wrong"],
         ],
-        filter.correct,
-        change("correct"),
         "any outcome",
       ),
-      select(
+      pick(
+        "end",
         facets.endReasons.map((r) => [r, r] as const),
-        filter.end,
-        change("end"),
         "any end reason",
       ),
-      select(
+      pick(
+        "step",
         facets.steps.map((s) => [String(s), `step ${s}`] as const),
-        filter.step,
-        change("step"),
         "any step",
       ),
-      select(
+      pick(
+        "tool",
         TOOL_STATUSES.map((s) => [s, `a tool ${s}`] as const),
-        filter.tool,
-        change("tool"),
         "any tool status",
       ),
-      select([["true", "injected failure"]], filter.injected, change("injected"), "noise or not"),
+      pick("injected", [["true", "injected failure"]], "noise or not"),
     );
 
   const row = (item: TrajectorySummary) =>
