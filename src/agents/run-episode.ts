@@ -19,7 +19,7 @@ export interface AgentEpisodeOptions {
   /** Stored trajectory id (the eval's episode key). */
   key: string;
   seed: number;
-  verify: (task: Task, answer: string | null) => boolean;
+  verify: (task: Task, answer: string | null) => boolean | Promise<boolean>;
   /** Key the agent sends (the gateway's token). */
   apiKey: string;
   timeoutMs: number;
@@ -74,7 +74,7 @@ export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<Age
   }
   const built = gateway.finishEpisode(episodeId, { finalAnswer, ...(error ? { error } : {}) });
   const trajectory = built.trajectory;
-  const correct = trajectory.endReason === "answer" && options.verify(task, finalAnswer);
+  const correct = trajectory.endReason === "answer" && (await options.verify(task, finalAnswer));
   return {
     trajectory: {
       ...trajectory,

@@ -61,7 +61,7 @@ export interface RunEpisodesOptions {
   /** The tools of an episode (built over the task's world; noise seeded from the episode seed). */
   tools: (task: Task, seed: number) => readonly AnyTool[];
   /** Decides correctness of a final answer. */
-  verify: (task: Task, answer: string | null) => boolean;
+  verify: (task: Task, answer: string | null) => boolean | Promise<boolean>;
   budgets?: Partial<EpisodeBudgets>;
   /** Most episodes live at once (the batch size of `policy.act`). */
   batchSize?: number;
@@ -231,15 +231,16 @@ function observe(turn: Turn, policy: Policy, content: string) {
   turn.observation = { text, tokenIds: policy.tokenizer?.encode(text) ?? [] };
 }
 
-function finish(
+async function finish(
   episode: LiveEpisode,
   policy: Policy,
   endReason: EndReason,
   answer: string | null,
   options: RunEpisodesOptions,
   error?: string,
-): Trajectory {
-  const correct = answer !== null && options.verify(episode.spec.task, answer);
+): Promise<Trajectory> {
+  // A verifier may be asynchronous (the code verifier runs tests in a sandbox).
+  const correct = answer !== null && (await options.verify(episode.spec.task, answer));
   return {
     id: episode.id,
     taskId: episode.spec.task.id,

@@ -38,6 +38,7 @@ import {
 } from "../store/index.ts";
 import { createCodeTool } from "../tools/code.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
+import { createPythonTool } from "../tools/python.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Task, TaskFamily } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
@@ -79,6 +80,8 @@ export type EvalMcpSetup =
 export interface EvalToolSetup {
   /** The sandboxed JavaScript code tool (src/tools/code.ts). */
   code: boolean;
+  /** The sandboxed Python tool (src/tools/python.ts); absent in older runs. */
+  python?: boolean;
   /** Every tool of one MCP server (src/mcp/client.ts), or none. */
   mcp: EvalMcpSetup | null;
 }
@@ -155,7 +158,7 @@ export interface EvaluateOptions {
   /** Bearer token of an MCP `url` setup with `token: true` (never stored in the run). */
   mcpToken?: string;
   /** Correctness of a final answer (default: the world's `checkAnswer`). Excludes `verifier`. */
-  verify?: (task: Task, answer: string | null) => boolean;
+  verify?: (task: Task, answer: string | null) => boolean | Promise<boolean>;
   /** A verifier by name (src/verify), recorded in the config. Excludes `verify`. */
   verifier?: VerifierName;
   budgets?: Partial<EpisodeBudgets>;
@@ -252,6 +255,7 @@ function normalizeToolSetup(setup: EvalToolSetup): EvalToolSetup {
   const { mcp } = setup;
   return {
     code: setup.code === true,
+    ...(setup.python === true ? { python: true } : {}),
     mcp:
       mcp === null
         ? null
@@ -277,6 +281,7 @@ export async function openToolSetup(
 ): Promise<OpenedTools> {
   const base: AnyTool[] = [];
   if (setup.code) base.push(createCodeTool() as AnyTool);
+  if (setup.python) base.push(createPythonTool() as AnyTool);
   let close = async () => {};
   const { mcp } = setup;
   if (mcp) {

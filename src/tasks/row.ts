@@ -47,7 +47,9 @@ export interface RowContext {
   where: string;
 }
 
-const QUESTION_FIELDS = ["question", "problem", "prompt", "input", "query", "Question"];
+const QUESTION_FIELDS = ["question", "problem", "prompt", "question_content", "input", "query", "Question"];
+/** Fields of code-generation rows (LiveCodeBench, APPS/TACO): their tests stand in for an answer. */
+const CODE_TEST_FIELDS = ["public_test_cases", "private_test_cases", "input_output", "tests", "public_tests"];
 const ANSWER_FIELDS = ["answer", "gold", "target", "final_answer", "ground_truth", "Answer", "answers"];
 const ID_FIELDS = ["id", "uid", "unique_id", "question_id", "task_id", "problem_id"];
 const FAMILY_FIELDS = ["family", "subject", "category", "type", "data_source"];
@@ -104,6 +106,9 @@ function readAnswers(row: Row, fail: (problem: string) => never): { answers: str
   const reward = row.reward_model;
   if (!found && isObject(reward) && reward.ground_truth !== undefined && reward.ground_truth !== null) {
     found = { field: "reward_model", value: reward.ground_truth };
+  }
+  if (!found && CODE_TEST_FIELDS.some((field) => row[field] !== undefined && row[field] !== null)) {
+    return { answers: [""], consumed: [] }; // the tests stay in metadata, for the code verifier
   }
   if (!found) {
     const solution = row.solution;
@@ -283,6 +288,12 @@ export function rowToTask(raw: unknown, context: RowContext): Task {
     "aliases",
     "metadata",
   ]);
+  // LiveCodeBench ships `metadata` as JSON text (`{"func_name": …}`).
+  if (typeof row.metadata === "string" && /^\s*\{/.test(row.metadata)) {
+    try {
+      row.metadata = JSON.parse(row.metadata);
+    } catch {}
+  }
   if (row.metadata !== undefined && row.metadata !== null && !isObject(row.metadata)) {
     fail(`"metadata" must be an object`);
   }

@@ -22,6 +22,13 @@ export {
   withNoise,
 } from "./noise.ts";
 export {
+  createPythonTool,
+  type PythonArguments,
+  type PythonToolOptions,
+  pythonArguments,
+} from "./python.ts";
+export { type PythonSandboxOptions, PythonSandboxPool, sharedPythonPool } from "./python-sandbox.ts";
+export {
   createSearchTool,
   type SearchArguments,
   type SearchOptions,

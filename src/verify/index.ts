@@ -1,22 +1,26 @@
 /**
  * Answer verifiers for tasks from files: a closed, typed name → function map. Each is
- * `(task, answer) => boolean` with the `runEpisodes` `verify` signature; `answer` is the episode's
+ * `(task, answer) => boolean | Promise<boolean>` with the `runEpisodes` `verify` signature (only
+ * `code` is asynchronous; the others return a boolean as they always did); `answer` is the episode's
  * final answer (untrusted model text, read with bounded parsing) or null when there is none.
  *
  * - `math`: value and symbolic equivalence through a CAS (math.ts);
  * - `choice`: one multiple-choice letter (choice.ts);
  * - `em`: SQuAD-normalised exact match with aliases (text.ts);
  * - `f1`: SQuAD token F1 with aliases, accepted at `DEFAULT_F1_THRESHOLD` (text.ts; `f1Score` gives
- *   the score itself and `createF1Verifier(t)` another threshold).
+ *   the score itself and `createF1Verifier(t)` another threshold);
+ * - `code`: the answer's last fenced Python program passes every public and hidden test of a
+ *   LiveCodeBench/APPS/TACO row in the Python sandbox (code.ts).
  */
 import type { Task } from "../types/task.ts";
 import { verifyChoice } from "./choice.ts";
+import { verifyCode } from "./code.ts";
 import { verifyMath } from "./math.ts";
 import { createF1Verifier, verifyExactMatch } from "./text.ts";
 
-export type Verifier = (task: Task, answer: string | null) => boolean;
+export type Verifier = (task: Task, answer: string | null) => boolean | Promise<boolean>;
 
-export const VERIFIER_NAMES = ["math", "choice", "em", "f1"] as const;
+export const VERIFIER_NAMES = ["math", "choice", "em", "f1", "code"] as const;
 export type VerifierName = (typeof VERIFIER_NAMES)[number];
 
 export const VERIFIERS: Readonly<Record<VerifierName, Verifier>> = {
@@ -24,6 +28,7 @@ export const VERIFIERS: Readonly<Record<VerifierName, Verifier>> = {
   choice: verifyChoice,
   em: verifyExactMatch,
   f1: createF1Verifier(),
+  code: verifyCode,
 };
 
 /** The verifier of a name; throws naming the valid ones (for `--verifier`). */
@@ -35,6 +40,15 @@ export function getVerifier(name: string): Verifier {
 }
 
 export { CHOICE_LETTERS, extractChoice, taskChoices, verifyChoice } from "./choice.ts";
+export { type CodeVerdict, type CodeVerifierOptions, createCodeVerifier, verifyCode } from "./code.ts";
+export {
+  type CodeTest,
+  type CodeTests,
+  extractProgram,
+  returnMatches,
+  stdoutMatches,
+  taskCodeTests,
+} from "./code-tests.ts";
 export {
   boxedContents,
   MAX_ANSWER_CHARS,

@@ -66,5 +66,5 @@ test("f1 verifier: threshold", () => {
 test("the verifier map is closed and typed", () => {
   assert.deepEqual(Object.keys(VERIFIERS).sort(), [...VERIFIER_NAMES].sort());
   assert.equal(getVerifier("em"), VERIFIERS.em);
-  assert.throws(() => getVerifier("regex"), /unknown verifier "regex" \(valid: math, choice, em, f1\)/);
+  assert.throws(() => getVerifier("regex"), /unknown verifier "regex" \(valid: math, choice, em, f1, code\)/);
 });

@@ -53,6 +53,7 @@ interface EvalCommandOptions {
   noise: string;
   verifier?: string;
   code?: boolean;
+  python?: boolean;
   mcpCommand?: string;
   mcpUrl?: string;
   mcpToken?: string;
@@ -83,6 +84,7 @@ const FIXED_ON_RESUME = [
   "noise",
   "verifier",
   "code",
+  "python",
   "mcpCommand",
   "mcpUrl",
   "maxTurns",
@@ -92,7 +94,7 @@ const FIXED_ON_RESUME = [
 
 /** Options that only make sense with world tasks, and those that need a task file. */
 const WORLD_ONLY = ["split", "family", "taskSeed"] as const;
-const FILE_ONLY = ["verifier", "code", "mcpCommand", "mcpUrl", "mcpToken"] as const;
+const FILE_ONLY = ["verifier", "code", "python", "mcpCommand", "mcpUrl", "mcpToken"] as const;
 
 /** `--tasks` is a count of world tasks when it is a whole number, else the path of a task file. */
 function isTaskCount(raw: string): boolean {
@@ -160,13 +162,14 @@ function toolSetupOf(raw: EvalCommandOptions, token: string | undefined): EvalTo
     }
     mcp = { url: raw.mcpUrl, token: token !== undefined };
   }
-  return { code: Boolean(raw.code), mcp };
+  return { code: Boolean(raw.code), ...(raw.python ? { python: true } : {}), mcp };
 }
 
 function describeTools(setup: EvalToolSetup | null | undefined): string {
   if (!setup) return "world tools";
   const parts = [
     ...(setup.code ? ["code"] : []),
+    ...(setup.python ? ["python"] : []),
     ...(setup.mcp
       ? [
           "command" in setup.mcp
@@ -226,6 +229,7 @@ export function register(program: Command): void {
     )
     .option("--verifier <name>", `answer check of a task file (${VERIFIER_NAMES.join(", ")})`)
     .option("--code", "task files: offer the sandboxed JavaScript code tool")
+    .option("--python", "task files: offer the sandboxed Python tool (Pyodide in a locked-down process)")
     .option(
       "--mcp-command <cmd>",
       'task files: offer the tools of an MCP server started by this command (stdio), e.g. "npx agentrl mcp serve"',

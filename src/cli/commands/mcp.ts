@@ -13,7 +13,7 @@
  */
 import type { Command } from "commander";
 import { connectMcpTools, type McpServerSpec, serveHttp, serveStdio } from "../../mcp/index.ts";
-import { createCodeTool, uniformNoise, worldTools } from "../../tools/index.ts";
+import { createCodeTool, createPythonTool, uniformNoise, worldTools } from "../../tools/index.ts";
 import type { AnyTool } from "../../types/tool.ts";
 import { generateWorld } from "../../world/index.ts";
 import { addToolNoiseOptions, numberOption, parseChoice } from "./options.ts";
@@ -24,6 +24,7 @@ interface ServeCommandOptions {
   noiseSeed?: number;
   topK: number;
   code?: boolean;
+  python?: boolean;
   transport: string;
   host: string;
   port: number;
@@ -38,12 +39,15 @@ export function servedTools(options: {
   noiseSeed?: number;
   topK?: number;
   code?: boolean;
+  python?: boolean;
 }): AnyTool[] {
   const tools = worldTools(generateWorld(options.seed), {
     topK: options.topK ?? 1,
     ...(options.noise ? { noise: uniformNoise(options.noise), seed: options.noiseSeed ?? options.seed } : {}),
   });
-  return options.code ? [...tools, createCodeTool()] : tools;
+  if (options.code) tools.push(createCodeTool());
+  if (options.python) tools.push(createPythonTool());
+  return tools;
 }
 
 export function register(program: Command): void {
@@ -63,6 +67,7 @@ export function register(program: Command): void {
       1,
     )
     .option("--code", "also expose the sandboxed JavaScript code tool")
+    .option("--python", "also expose the sandboxed Python tool (Pyodide)")
     .option("--transport <kind>", "stdio or http", "stdio")
     .option("--host <address>", "address to bind (http)", "127.0.0.1")
     .option(

@@ -87,7 +87,7 @@ export function register(program: Command): void {
     .option("--choices <text...>", "choice texts, in order (choice verifier)")
     .option("--json", "print the result as JSON")
     .action(
-      (options: {
+      async (options: {
         verifier: string;
         gold: string;
         answer: string;
@@ -104,7 +104,7 @@ export function register(program: Command): void {
           ...(options.alias ? { aliases: options.alias } : {}),
           ...(options.choices ? { metadata: { choices: options.choices } } : {}),
         };
-        const correct = verify(task, options.answer);
+        const correct = await verify(task, options.answer);
         console.log(options.json ? JSON.stringify({ verifier: options.verifier, correct }) : String(correct));
       },
     );
