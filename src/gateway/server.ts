@@ -23,6 +23,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import { authorized, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
 import { parseCompletion } from "./completion.ts";
@@ -156,7 +157,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     try {
       let upstreamResponse: Response;
       try {
-        upstreamResponse = await upstream.post(request, episode.controller.signal);
+        // The task id lets `agentrl serve` hand a scripted policy its task (other servers ignore it).
+        const taskId = episode.meta.taskId;
+        upstreamResponse = await upstream.post(
+          request,
+          episode.controller.signal,
+          taskId ? { [TASK_ID_HEADER]: taskId } : undefined,
+        );
       } catch (error) {
         record(episode, failed(`the upstream could not be reached: ${(error as Error).message}`));
         if (episode.controller.signal.aborted)

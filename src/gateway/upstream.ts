@@ -26,7 +26,11 @@ export interface Upstream {
   readonly model: string;
   readonly tokenIds: boolean;
   /** POST /chat/completions; the raw response for the caller to read (JSON or an event stream). */
-  post(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response>;
+  post(
+    body: Record<string, unknown>,
+    signal?: AbortSignal,
+    headers?: Record<string, string>,
+  ): Promise<Response>;
   /** Reads a whole JSON body within the size limit. */
   readJson(response: Response): Promise<unknown>;
   readonly maxResponseBytes: number;
@@ -42,12 +46,12 @@ export function httpUpstream(options: UpstreamOptions): Upstream {
     model: options.model,
     tokenIds: options.tokenIds ?? true,
     maxResponseBytes,
-    async post(body, signal) {
+    async post(body, signal, headers) {
       const timeout = AbortSignal.timeout(timeoutMs);
       return postJson(
         `${baseURL}/chat/completions`,
         body,
-        options.apiKey,
+        { ...headers, ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
         signal ? AbortSignal.any([signal, timeout]) : timeout,
       );
     },
@@ -70,7 +74,7 @@ export function httpUpstream(options: UpstreamOptions): Upstream {
 function postJson(
   url: string,
   body: unknown,
-  apiKey: string | undefined,
+  headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<Response> {
   const target = new URL(url);
@@ -86,19 +90,19 @@ function postJson(
         headers: {
           "content-type": "application/json",
           "content-length": Buffer.byteLength(payload),
-          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+          ...headers,
         },
       },
       (res) => {
-        const headers = new Headers();
+        const answerHeaders = new Headers();
         for (const [name, value] of Object.entries(res.headers)) {
-          if (typeof value === "string") headers.set(name, value);
-          else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+          if (typeof value === "string") answerHeaders.set(name, value);
+          else if (Array.isArray(value)) for (const item of value) answerHeaders.append(name, item);
         }
         const status = res.statusCode ?? 502;
         const stream =
           status === 204 || status === 304 ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-        resolve(new Response(stream, { status, headers }));
+        resolve(new Response(stream, { status, headers: answerHeaders }));
       },
     );
     req.on("error", (error) =>

@@ -1,0 +1,162 @@
+/**
+ * `evaluateAgent` end to end. Against the embedded base checkpoint behind the gateway, the plain
+ * `openai` example agent's stored trajectories hold exactly the ids and log-probs the model sampled:
+ * each turn is replayed in process from the stored context ids and the call's recorded seed (the
+ * embedded policy draws turn k from (seed, k) alone) and must come out identical; no prefix breaks
+ * (our server re-renders the history to the ids it sampled). Against a scripted upstream (fast): a
+ * throwing or hanging agent is a failed episode in the denominator, and a stopped run resumes
+ * without losing or duplicating an episode.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import openaiAgent from "../../examples/agents/openai.ts";
+import type { GatewayCall } from "../gateway/types.ts";
+import { resolvePolicy } from "../policy/resolve.ts";
+import { episodeKey, openRunDirectory } from "../store/index.ts";
+import type { PolicyContext } from "../types/policy.ts";
+import { evaluateAgent } from "./evaluate-agent.ts";
+import type { AgentFunction } from "./types.ts";
+
+const agent = openaiAgent as unknown as AgentFunction;
+
+test("embedded base behind the gateway: stored ids and log-probs are what the model sampled", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-agent-eval-"));
+  try {
+    const result = await evaluateAgent({
+      agentPath: "examples/agents/openai.ts",
+      agent,
+      policy: "models/base-strong",
+      tasks: { type: "world", split: "test", count: 2, seed: 3, family: "lookup" },
+      n: 1,
+      temperature: 1,
+      topP: 1,
+      concurrency: 2,
+      runsRoot: root,
+      runId: "e2e",
+    });
+    assert.equal(result.metrics["gateway/prefix_breaks"], 0);
+    assert.equal(result.totals.policyErrors, 0);
+    const store = openRunDirectory(join(root, "e2e"));
+    const policy = await resolvePolicy("models/base-strong", { temperature: 1, topP: 1 });
+    try {
+      const run = store.listRuns()[0];
+      const trajectories = store.trajectories(run.id);
+      assert.equal(trajectories.length, 2);
+      let turnsChecked = 0;
+      for (const trajectory of trajectories) {
+        const episodeId = (trajectory.info?.gateway as { episodeId: string }).episodeId;
+        const calls = store
+          .stateKeys(run.id)
+          .filter((key) => key.startsWith(`gateway/calls/${episodeId}/`))
+          .map((key) => store.getState<GatewayCall>(run.id, key)!);
+        assert.equal(calls.length, trajectory.turns.length, "one call per turn");
+        assert.ok(trajectory.prompt.tokenIds.length > 0);
+        for (const [k, turn] of trajectory.turns.entries()) {
+          assert.ok(turn.tokenIds.length > 0 && turn.logprobs?.length === turn.tokenIds.length);
+          assert.deepEqual(turn.tokenIds, calls[k].choices[0].tokenIds, "the ids the upstream returned");
+          const context: PolicyContext = {
+            episodeId: `replay-${k}`,
+            task: { id: trajectory.taskId, question: "", answer: "", family: trajectory.family },
+            prompt: trajectory.prompt,
+            turns: trajectory.turns.slice(0, k),
+            tools: [],
+            seed: calls[k].request.seed as number,
+            maxTokens: 32,
+          };
+          // Tools only shape a chat policy's request; the text policy samples from the ids alone.
+          const [step] = await policy.act([{ ...context, tools: toolSpecs }]);
+          assert.deepEqual(step.tokenIds, turn.tokenIds, `turn ${k}: ids`);
+          step.logprobs!.forEach((logprob, t) => assert.ok(Math.abs(logprob - turn.logprobs![t]) < 1e-6));
+          turnsChecked++;
+        }
+      }
+      assert.ok(turnsChecked >= 3, `${turnsChecked} turns replayed`);
+    } finally {
+      store.close();
+      await policy.close?.();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+const toolSpecs = [
+  { name: "search", description: "", parameters: {}, textArgument: "query" },
+  { name: "calc", description: "", parameters: {}, textArgument: "expression" },
+];
+
+test("failed agents count as failures; a stopped run resumes without losing or duplicating episodes", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-agent-resume-"));
+  try {
+    const tasks = { type: "world" as const, split: "test" as const, count: 3, seed: 5 };
+    let started = 0;
+    const stop = new AbortController();
+    const flaky: AgentFunction = async (task, context) => {
+      started++;
+      if (started === 4) stop.abort(); // stop mid-run, with this episode in flight
+      if (task.id.endsWith("0") || /\/1$/.test(task.id)) throw new Error("agent bug");
+      return agent(task, context);
+    };
+    await assert.rejects(
+      evaluateAgent({
+        agentPath: "flaky",
+        agent: flaky,
+        policy: "expert",
+        tasks,
+        n: 2,
+        concurrency: 1,
+        timeoutMs: 1500,
+        runsRoot: root,
+        runId: "r",
+        signal: stop.signal,
+      }),
+      /stopped/,
+    );
+    const before = openRunDirectory(join(root, "r"));
+    const storedBefore = before.episodeKeys(before.listRuns()[0].id).size;
+    before.close();
+    assert.equal(storedBefore, 3, "the three finished episodes were stored, the cut one was not");
+
+    const hanging: AgentFunction = (task, context) =>
+      task.id === firstTask ? new Promise(() => {}) : agent(task, context);
+    let firstTask = "";
+    const result = await evaluateAgent({
+      agentPath: "flaky",
+      agent: async (task, context) => {
+        firstTask ||= task.id;
+        return hanging(task, context);
+      },
+      policy: "expert",
+      tasks,
+      n: 2,
+      concurrency: 2,
+      timeoutMs: 1500,
+      runsRoot: root,
+      runId: "r",
+    });
+    assert.deepEqual(result.episodes, { resumed: 3, sampled: 3 });
+    const store = openRunDirectory(join(root, "r"));
+    try {
+      const run = store.listRuns()[0];
+      const keys = [...store.episodeKeys(run.id)].sort();
+      const expected = result.counts
+        .flatMap((count) => [episodeKey(count.taskId, 0), episodeKey(count.taskId, 1)])
+        .sort();
+      assert.deepEqual(keys, expected, "every episode exactly once");
+      const failed = store.trajectories(run.id).filter((t) => t.endReason === "policy-error");
+      assert.ok(
+        failed.some((t) => /timeout/.test(String(t.info?.error))),
+        "the hanging agent timed out",
+      );
+      assert.equal(result.totals.samples, 6, "failures stay in the denominator");
+      assert.equal(result.totals.policyErrors, failed.length);
+    } finally {
+      store.close();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
