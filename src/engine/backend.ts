@@ -36,8 +36,16 @@ export function setEngine(name: EngineName): void {
 /** A compiled program with jax-js's `jit` contract: consumes its arguments, `dispose()` frees it. */
 export type Compiled<F> = F & { dispose(): void };
 
-/** Compiles `f` (pure, array trees in and out) for the current engine. */
-export function compileProgram<F extends (...args: never[]) => unknown>(f: F, name: string): Compiled<F> {
-  if (current === "onnx") return onnxJit(f, { name });
+/**
+ * Compiles `f` (pure, array trees in and out) for the current engine. `shareKey`: programs with
+ * the same key compute the same function (it names all `f` closes over), so on ONNX they share
+ * their sessions across the objects that build them (each policy's decode programs).
+ */
+export function compileProgram<F extends (...args: never[]) => unknown>(
+  f: F,
+  name: string,
+  shareKey?: string,
+): Compiled<F> {
+  if (current === "onnx") return onnxJit(f, { name, shareKey: shareKey && `${name} ${shareKey}` });
   return jax.jit(f as never) as unknown as Compiled<F>;
 }

@@ -35,6 +35,13 @@ class AbstractInput {
 export interface OnnxJitOptions extends RuntimeOptions {
   /** Sessions kept (one per input signature); default 8. */
   maxSessions?: number;
+  /**
+   * Programs built with the same key share their sessions (process-wide, the least recently used
+   * of 48 closed first): for functions rebuilt per object that compute the same thing, such as
+   * each policy's decode programs for one model config. The key must name everything the
+   * function closes over.
+   */
+  shareKey?: string;
   /** For messages and profiles. */
   name?: string;
 }
@@ -49,9 +56,13 @@ export interface OnnxProgramInfo {
 export type OnnxJitted<F> = F & { dispose(): void; programs(): OnnxProgramInfo[] };
 
 /** Wraps `f` (a pure function of array trees returning an array tree) like `jax.jit`. */
+const shared = new Map<string, Compiled>();
+const SHARED_SESSIONS = 48;
+
 export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {}): OnnxJitted<F> {
-  const maxSessions = options.maxSessions ?? 8;
-  const compiled = new Map<string, Compiled>();
+  const maxSessions = options.shareKey === undefined ? (options.maxSessions ?? 8) : SHARED_SESSIONS;
+  const compiled = options.shareKey === undefined ? new Map<string, Compiled>() : shared;
+  const prefix = options.shareKey === undefined ? "" : `${options.shareKey} `;
   let fallback: (((...args: unknown[]) => unknown) & { dispose(): void }) | null = null;
 
   const compile = (args: unknown[], leaves: JaxArray[], signature: string): Compiled => {
@@ -130,13 +141,16 @@ export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {
 
   return Object.assign(call as unknown as F, {
     dispose() {
-      for (const entry of compiled.values()) if (entry.kind === "onnx") entry.program.dispose();
-      compiled.clear();
+      if (options.shareKey === undefined) {
+        for (const entry of compiled.values()) if (entry.kind === "onnx") entry.program.dispose();
+        compiled.clear();
+      }
       fallback?.dispose();
       fallback = null;
     },
     programs(): OnnxProgramInfo[] {
-      return [...compiled.entries()].map(([signature, entry]) =>
+      const own = [...compiled.entries()].filter(([signature]) => signature.startsWith(prefix));
+      return own.map(([signature, entry]) =>
         entry.kind === "onnx"
           ? { signature, kind: "onnx", nodes: entry.nodes }
           : { signature, kind: "fallback", reason: entry.reason },

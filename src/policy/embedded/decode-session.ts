@@ -122,6 +122,7 @@ export class DecodeSession {
         forwardChunk(p, cache, ids, start, count, config, false).cache,
       ],
       "prefill",
+      JSON.stringify(config),
     ) as unknown as PrefillFn;
     this.#decode = compileProgram(
       (
@@ -137,12 +138,14 @@ export class DecodeSession {
         return [out.recent, out.logits];
       },
       "decode",
+      JSON.stringify(config),
     ) as unknown as DecodeFn;
     this.#flushRecent = compileProgram(
       (cache: KvCache, recent: RecentKv, base: JaxArray, fill: JaxArray) => [
         flushRecent(cache, recent, base, fill, config.maxLen),
       ],
       "flush-recent",
+      JSON.stringify(config),
     ) as unknown as FlushFn;
   }
 

@@ -3,7 +3,7 @@
  * KL estimates and perplexity. Batches have a fixed number of rows and T rounded up to a multiple
  * of 16, so a few programs serve every call.
  */
-import { compileProgram } from "../../engine/backend.ts";
+import { compileProgram, engineName } from "../../engine/backend.ts";
 import { ExecutionSite, readArrays } from "../../engine/exec.ts";
 import { type JaxArray, np } from "../../engine/jax.ts";
 import { refTree } from "../../engine/tree.ts";
@@ -35,7 +35,7 @@ type Scorer = { run: (params: GptParams, ids: JaxArray) => JaxArray[]; site: Exe
 const scorers = new Map<string, Scorer>();
 
 function scorerFor(config: GptConfig, temperature: number, entropy: boolean, values: boolean): Scorer {
-  const key = JSON.stringify([config, temperature, entropy, values]);
+  const key = JSON.stringify([engineName(), config, temperature, entropy, values]);
   let scorer = scorers.get(key);
   if (!scorer) {
     const run = compileProgram((params: GptParams, ids: JaxArray) => {
