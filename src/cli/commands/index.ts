@@ -5,6 +5,7 @@ import * as data from "./data.ts";
 import * as demo from "./demo.ts";
 import * as evalCommand from "./eval.ts";
 import * as exportCommands from "./export.ts";
+import * as gateway from "./gateway.ts";
 import * as mcp from "./mcp.ts";
 import * as orchestra from "./orchestra.ts";
 import * as passk from "./passk.ts";
@@ -29,6 +30,7 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   boundary.register,
   passk.register,
   serve.register,
+  gateway.register,
   pretrain.register,
   data.register,
   train.register,

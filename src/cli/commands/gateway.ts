@@ -1,0 +1,118 @@
+/**
+ * `agentrl gateway`: a recording OpenAI-compatible gateway in front of a checkpoint (served in
+ * process) or any OpenAI-compatible upstream. Agents point their base URL at
+ * `<url>/episodes/<episode-id>/v1` (or send `x-agentrl-episode-id`), post rewards to
+ * `/episodes/<id>/reward` and end episodes with `/episodes/<id>/end`. With `--store <dir>` every
+ * call is kept in that run directory as it completes and every ended episode as a trajectory.
+ */
+import { existsSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import type { Command } from "commander";
+import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
+import { startGateway } from "../../gateway/server.ts";
+import {
+  createRunDirectory,
+  directoryRun,
+  isRunDirectory,
+  openRunDirectory,
+  type RunRecord,
+  type Store,
+} from "../../store/index.ts";
+import { parseNumber } from "./options.ts";
+
+export function register(program: Command): void {
+  program
+    .command("gateway")
+    .description(
+      "record an agent's OpenAI calls (exact token ids, log-probs) as trajectories: an OpenAI-compatible " +
+        "gateway with per-episode base URLs /episodes/<id>/v1 in front of a checkpoint or openai:<url>#<model>",
+    )
+    .requiredOption(
+      "--upstream <policy>",
+      "checkpoint directory, scripted policy, or openai:<base-url>#<model>",
+    )
+    .option(
+      "--host <host>",
+      "address to bind (another than loopback needs --token or --insecure)",
+      "127.0.0.1",
+    )
+    .option("--port <port>", "port (0 picks a free one)", "8100")
+    .option("--token <token>", "require Authorization: Bearer <token> (default: $AGENTRL_GATEWAY_TOKEN)")
+    .option("--store <dir>", "run directory to record calls and trajectories in (created if missing)")
+    .option("--no-token-ids", "do not ask an openai: upstream for vLLM's return_token_ids/logprobs")
+    .option("--temperature <t>", "checkpoint upstream: temperature when a request omits it", "1")
+    .option("--top-p <p>", "checkpoint upstream: top_p when a request omits it", "1")
+    .option("--max-tokens <n>", "checkpoint upstream: max_tokens when a request omits it", "32")
+    .option("--insecure", "allow binding a non-loopback address without a token")
+    .action(async (options) => {
+      const token: string | undefined = options.token ?? process.env.AGENTRL_GATEWAY_TOKEN ?? undefined;
+      const upstream = await resolveUpstream(options.upstream, {
+        temperature: parseNumber("--temperature", options.temperature, { min: 0, max: 2 }),
+        topP: parseNumber("--top-p", options.topP, { min: 0, max: 1 }),
+        maxTokens: parseNumber("--max-tokens", options.maxTokens, { integer: true, min: 1 }),
+        tokenIds: options.tokenIds !== false,
+      });
+      let recording: { store: Store; run: RunRecord } | null = null;
+      if (options.store) {
+        const dir: string = options.store;
+        if (existsSync(dir)) {
+          if (!isRunDirectory(dir)) throw new Error(`--store ${dir}: exists and is not a run directory`);
+          const store = openRunDirectory(dir);
+          recording = { store, run: directoryRun(store, dir) };
+        } else {
+          const created = createRunDirectory({
+            kind: "rollout",
+            root: dirname(dir),
+            id: basename(dir),
+            config: { gateway: { upstream: options.upstream } },
+          });
+          recording = { store: created.store, run: created.run };
+        }
+      }
+      const gateway = await startGateway({
+        upstream,
+        host: options.host,
+        port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
+        ...(token ? { token } : {}),
+        allowRemote: Boolean(options.insecure),
+        onCall: (call) =>
+          recording?.store.setState(
+            recording.run.id,
+            `gateway/calls/${call.episodeId}/${String(call.seq).padStart(4, "0")}`,
+            call,
+          ),
+        onEpisode: ({ trajectory, prefixBreaks }) => {
+          recording?.store.addTrajectory(recording.run.id, trajectory, { key: trajectory.id });
+          if (prefixBreaks > 0)
+            console.error(
+              `episode ${trajectory.id}: ${prefixBreaks} prefix break(s) (gateway/prefix_breaks)`,
+            );
+        },
+      });
+      console.error(
+        `gateway for ${options.upstream} at ${gateway.url}/episodes/<episode-id>/v1` +
+          `${token ? " (bearer token required)" : ""}${recording ? `; recording in ${options.store}` : ""}`,
+      );
+      console.error("Ctrl-C to stop");
+      await new Promise<void>((done) => {
+        const stop = () => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          void gateway.close().then(() => {
+            if (recording) {
+              recording.store.addMetrics(recording.run.id, 0, {
+                "gateway/calls": gateway.stats.calls,
+                "gateway/failed_calls": gateway.stats.failedCalls,
+                "gateway/prefix_breaks": gateway.stats.prefixBreaks,
+              });
+              recording.store.finishRun(recording.run.id, "completed", { ...gateway.stats });
+              recording.store.close();
+            }
+            done();
+          });
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      });
+    });
+}
