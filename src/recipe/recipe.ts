@@ -6,7 +6,7 @@
  *   const { report } = await runRecipe({ config: parseRecipeConfig({}, "quick"), out: "runs/recipe-quick" });
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { RecipeConfig } from "./config.ts";
 import { recipeStages } from "./pipeline.ts";
@@ -23,6 +23,8 @@ export interface RunRecipeOptions {
   signal?: AbortSignal;
   /** Run every stage in this process instead of one child process per stage (debugging). */
   inProcess?: boolean;
+  /** Stages run side by side (default: one per core; 1 with `inProcess`). */
+  parallel?: number;
 }
 
 export interface RecipeRun {
@@ -44,6 +46,8 @@ export async function runRecipe(options: RunRecipeOptions): Promise<RecipeRun> {
     root: options.out,
     version: RECIPE_STAGES_VERSION,
     execute: options.inProcess ? undefined : childProcessExecutor(options.config),
+    parallel: options.inProcess ? 1 : (options.parallel ?? availableParallelism()),
+    cores: availableParallelism(),
     onProgress: options.onProgress,
     onStage: options.onStage,
     signal: options.signal,

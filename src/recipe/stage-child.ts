@@ -34,7 +34,11 @@ const CHILD_SCRIPT = fileURLToPath(import.meta.url);
 export function childProcessExecutor(config: RecipeConfig) {
   return (stage: StageSpec, context: StageContext, results: StageResults): Promise<unknown> =>
     new Promise((resolve, reject) => {
-      const child = fork(CHILD_SCRIPT, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      // The stage's share of the cores goes to ONNX Runtime's thread pool (it runs the models).
+      const env = context.threads
+        ? { ...process.env, AGENTRL_ORT_THREADS: String(context.threads) }
+        : process.env;
+      const child = fork(CHILD_SCRIPT, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], env });
       let settled = false;
       const finish = (error: Error | null, result?: unknown) => {
         if (settled) return;

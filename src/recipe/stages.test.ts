@@ -97,3 +97,50 @@ test("progress covers only the stages that run, and a plan naming a later stage 
   const [a, b] = plan({ a: 1, b: 2, c: 3 }, runs);
   await assert.rejects(runStages([b, a], { root }), /needs "a", which does not come before it/);
 });
+
+test("with parallel 2, independent stages run side by side with a core each; dependents wait; a failure stops the rest", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  const log: string[] = [];
+  const threads: Record<string, number | undefined> = {};
+  const gate =
+    (name: string, ms: number, fail = false) =>
+    async (context: { threads?: number; signal?: AbortSignal }) => {
+      log.push(`start ${name}`);
+      threads[name] = context.threads;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      if (fail) throw new Error(`crash in ${name}`);
+      if (context.signal?.aborted) throw new Error(`${name} aborted`);
+      log.push(`end ${name}`);
+      return name;
+    };
+  const stages = (failIn?: string): StageSpec[] => [
+    { name: "slow", after: [], config: 1, cost: 2, run: gate("slow", 80, failIn === "slow") },
+    { name: "fast", after: [], config: 1, cost: 1, run: gate("fast", 10, failIn === "fast") },
+    { name: "join", after: ["slow", "fast"], config: 1, cost: 1, run: gate("join", 1) },
+    { name: "after-fast", after: ["fast"], config: 1, cost: 1, run: gate("after-fast", 1) },
+  ];
+  const { results, outcomes } = await runStages(stages(), { root, parallel: 2, cores: 2 });
+  assert.deepEqual(log.slice(0, 2), ["start slow", "start fast"], "both start at once");
+  assert.ok(
+    log.indexOf("start after-fast") < log.indexOf("end slow"),
+    "fast's dependent does not wait for slow",
+  );
+  assert.ok(log.indexOf("start join") > log.indexOf("end slow"), "join waits for both");
+  assert.deepEqual([threads.slow, threads.fast], [1, 1], "two at once: one core each");
+  assert.equal(threads.join, 2, "alone: both cores");
+  assert.deepEqual(results, { slow: "slow", fast: "fast", join: "join", "after-fast": "after-fast" });
+  assert.deepEqual(
+    outcomes.map((o) => o.name),
+    ["slow", "fast", "join", "after-fast"],
+    "outcomes in plan order",
+  );
+
+  const failing = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  log.length = 0;
+  await assert.rejects(runStages(stages("fast"), { root: failing, parallel: 2 }), /crash in fast/);
+  assert.ok(!log.includes("end slow"), "the stage running beside the failure was stopped");
+  assert.ok(
+    !log.includes("start join") && !log.includes("start after-fast"),
+    "nothing starts after a failure",
+  );
+});

@@ -24,6 +24,8 @@ export interface StageContext {
   /** Reports the fraction of the stage done, in [0, 1], with a short status line. */
   progress(fraction: number, info?: string): void;
   signal?: AbortSignal;
+  /** Threads this stage should use (the cores divided among the stages running with it). */
+  threads?: number;
 }
 
 /** Results of the stages run so far, by stage name. */
@@ -65,6 +67,12 @@ export interface RunStagesOptions {
   onProgress?: (update: { stage: string; done: number; total: number; info?: string }) => void;
   onStage?: (outcome: StageOutcome & { event: "start" | "end" }) => void;
   signal?: AbortSignal;
+  /**
+   * Stages run at once (default 1): a stage starts as soon as the stages it reads are done, in plan
+   * order, while fewer than this many run. Each is told its share of `cores` (default: `parallel`).
+   */
+  parallel?: number;
+  cores?: number;
   /** Runs one stage's work (default: `stage.run` in this process; recipe.ts uses child processes). */
   execute?: (stage: StageSpec, context: StageContext, results: StageResults) => Promise<unknown>;
 }
@@ -145,21 +153,27 @@ export async function runStages(
     return file?.status === "completed" && file.key === keys.get(name);
   };
   const total = stages.filter((stage) => !isCached(stage.name)).reduce((sum, stage) => sum + stage.cost, 0);
-  let done = 0;
   const results: StageResults = {};
   const outcomes: StageOutcome[] = [];
-  for (const stage of stages) {
-    options.signal?.throwIfAborted();
+  const parallel = Math.max(1, options.parallel ?? 1);
+  // Work finished (cost units), and the running stages' own progress (fraction × cost).
+  let done = 0;
+  const partial = new Map<string, number>();
+  const report = (stage: string, info?: string) =>
+    options.onProgress?.({
+      stage,
+      done: done + [...partial.values()].reduce((a, b) => a + b, 0),
+      total,
+      info,
+    });
+  // One failure stops the others (their trainers checkpoint on abort) before it is thrown.
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+
+  const runOne = async (stage: StageSpec, threads: number) => {
     const key = keys.get(stage.name)!;
     const dir = dirOf(stage.name);
     const existing = stored.get(stage.name) ?? null;
-    if (existing && isCached(stage.name)) {
-      results[stage.name] = existing.result;
-      const outcome = { name: stage.name, key, cached: true, seconds: existing.seconds ?? 0 };
-      outcomes.push(outcome);
-      options.onStage?.({ ...outcome, event: "end" });
-      continue;
-    }
     if (existing && existing.key !== key) rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const startedAt = new Date().toISOString();
@@ -168,14 +182,12 @@ export async function runStages(
     const started = performance.now();
     const context: StageContext = {
       dir,
-      signal: options.signal,
-      progress: (fraction, info) =>
-        options.onProgress?.({
-          stage: stage.name,
-          done: done + stage.cost * Math.min(1, Math.max(0, fraction)),
-          total,
-          info,
-        }),
+      signal,
+      threads,
+      progress: (fraction, info) => {
+        partial.set(stage.name, stage.cost * Math.min(1, Math.max(0, fraction)));
+        report(stage.name, info);
+      },
     };
     context.progress(0);
     const result = await (options.execute
@@ -192,11 +204,69 @@ export async function runStages(
       result,
     });
     results[stage.name] = result;
-    context.progress(1);
+    partial.delete(stage.name);
     done += stage.cost;
+    report(stage.name);
     const outcome = { name: stage.name, key, cached: false, seconds };
     outcomes.push(outcome);
     options.onStage?.({ ...outcome, event: "end" });
+  };
+
+  // Stages start in plan order as soon as the stages they read are done, up to `parallel` at once.
+  const waiting = [...stages];
+  const running = new Map<string, Promise<void>>();
+  let failure: unknown = null;
+  while (waiting.length > 0 || running.size > 0) {
+    options.signal?.throwIfAborted();
+    const ready = failure
+      ? []
+      : waiting.filter((stage) => stage.after.every((dependency) => dependency in results));
+    for (const stage of ready) {
+      const existing = stored.get(stage.name);
+      if (existing && isCached(stage.name)) {
+        waiting.splice(waiting.indexOf(stage), 1);
+        results[stage.name] = existing.result;
+        const outcome = {
+          name: stage.name,
+          key: keys.get(stage.name)!,
+          cached: true,
+          seconds: existing.seconds ?? 0,
+        };
+        outcomes.push(outcome);
+        options.onStage?.({ ...outcome, event: "end" });
+      }
+    }
+    const startable = ready.filter((stage) => !(stage.name in results)).slice(0, parallel - running.size);
+    // The cores are shared among the stages running at once.
+    const threads = Math.max(1, Math.floor((options.cores ?? parallel) / (running.size + startable.length)));
+    for (const stage of startable) {
+      waiting.splice(waiting.indexOf(stage), 1);
+      const run = runOne(stage, threads).then(
+        () => {
+          running.delete(stage.name);
+        },
+        (error: unknown) => {
+          running.delete(stage.name);
+          if (!failure) failure = error;
+          stop.abort();
+        },
+      );
+      running.set(stage.name, run);
+    }
+    if (running.size === 0) {
+      if (failure) break;
+      if (waiting.some((stage) => !(stage.name in results))) {
+        // Newly cached results may have unblocked stages: look again before giving up.
+        if (ready.length > 0) continue;
+        throw new Error(`recipe: stages ${waiting.map((s) => s.name).join(", ")} cannot start`);
+      }
+      break;
+    }
+    await Promise.race(running.values());
   }
+  if (failure) throw failure;
+  // Outcomes in plan order, whatever order the stages finished in.
+  const order = new Map(stages.map((stage, index) => [stage.name, index]));
+  outcomes.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
   return { results, outcomes };
 }

@@ -259,7 +259,7 @@ test("a primitive without a lowering runs on jax-js, with the same result and a 
 
 test("sessions are cached per input signature and bounded", () => {
   const f = onnxJit((x: JaxArray) => [x.mul(2)], { maxSessions: 2 });
-  for (const n of [1, 2, 3, 2, 3]) f(np.zeros([n])).forEach((a) => a.dispose());
+  for (const n of [1, 2, 3, 2, 3]) for (const out of f(np.zeros([n]))) out.dispose();
   assert.deepEqual(
     f.programs().map((p) => p.signature.split("J")[0].trim()),
     ["float32[2]", "float32[3]"],
