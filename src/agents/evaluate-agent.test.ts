@@ -12,6 +12,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { stepCountIs, streamText, tool } from "ai";
+import { z } from "zod";
+import aiSdkAgent from "../../examples/agents/ai-sdk.ts";
 import openaiAgent from "../../examples/agents/openai.ts";
 import type { GatewayCall } from "../gateway/types.ts";
 import { resolvePolicy } from "../policy/resolve.ts";
@@ -19,17 +23,23 @@ import { episodeKey, openRunDirectory } from "../store/index.ts";
 import type { PolicyContext } from "../types/policy.ts";
 import { evaluateAgent } from "./evaluate-agent.ts";
 import type { AgentFunction } from "./types.ts";
+import { agentWorldTools } from "./world-tools.ts";
 
 const agent = openaiAgent as unknown as AgentFunction;
 
-test("embedded base behind the gateway: stored ids and log-probs are what the model sampled", async () => {
+/**
+ * Runs `agent` on lookup tasks against models/base-strong and replays every stored turn in process.
+ * Sampling is seeded end to end, so the task seeds below are ones where the model searches before it
+ * answers (at least one multi-turn episode, so the merge of calls is exercised), not luck.
+ */
+async function checkAgainstBase(agentToCheck: AgentFunction, name: string, count: number, taskSeed = 3) {
   const root = mkdtempSync(join(tmpdir(), "agentrl-agent-eval-"));
   try {
     const result = await evaluateAgent({
-      agentPath: "examples/agents/openai.ts",
-      agent,
+      agentPath: name,
+      agent: agentToCheck,
       policy: "models/base-strong",
-      tasks: { type: "world", split: "test", count: 2, seed: 3, family: "lookup" },
+      tasks: { type: "world", split: "test", count, seed: taskSeed, family: "lookup" },
       n: 1,
       temperature: 1,
       topP: 1,
@@ -44,36 +54,42 @@ test("embedded base behind the gateway: stored ids and log-probs are what the mo
     try {
       const run = store.listRuns()[0];
       const trajectories = store.trajectories(run.id);
-      assert.equal(trajectories.length, 2);
+      assert.equal(trajectories.length, count);
       let turnsChecked = 0;
+      const calls: GatewayCall[] = [];
       for (const trajectory of trajectories) {
         const episodeId = (trajectory.info?.gateway as { episodeId: string }).episodeId;
-        const calls = store
+        const episodeCalls = store
           .stateKeys(run.id)
           .filter((key) => key.startsWith(`gateway/calls/${episodeId}/`))
           .map((key) => store.getState<GatewayCall>(run.id, key)!);
-        assert.equal(calls.length, trajectory.turns.length, "one call per turn");
+        calls.push(...episodeCalls);
+        assert.equal(episodeCalls.length, trajectory.turns.length, "one call per turn");
         assert.ok(trajectory.prompt.tokenIds.length > 0);
         for (const [k, turn] of trajectory.turns.entries()) {
           assert.ok(turn.tokenIds.length > 0 && turn.logprobs?.length === turn.tokenIds.length);
-          assert.deepEqual(turn.tokenIds, calls[k].choices[0].tokenIds, "the ids the upstream returned");
+          assert.deepEqual(
+            turn.tokenIds,
+            episodeCalls[k].choices[0].tokenIds,
+            "the ids the upstream returned",
+          );
           const context: PolicyContext = {
             episodeId: `replay-${k}`,
             task: { id: trajectory.taskId, question: "", answer: "", family: trajectory.family },
             prompt: trajectory.prompt,
             turns: trajectory.turns.slice(0, k),
-            tools: [],
-            seed: calls[k].request.seed as number,
+            tools: toolSpecs,
+            seed: episodeCalls[k].request.seed as number,
             maxTokens: 32,
           };
-          // Tools only shape a chat policy's request; the text policy samples from the ids alone.
-          const [step] = await policy.act([{ ...context, tools: toolSpecs }]);
+          const [step] = await policy.act([context]);
           assert.deepEqual(step.tokenIds, turn.tokenIds, `turn ${k}: ids`);
           step.logprobs!.forEach((logprob, t) => assert.ok(Math.abs(logprob - turn.logprobs![t]) < 1e-6));
           turnsChecked++;
         }
       }
-      assert.ok(turnsChecked >= 3, `${turnsChecked} turns replayed`);
+      assert.ok(turnsChecked >= count + 1, `${name}: ${turnsChecked} turns replayed`);
+      return { result, calls };
     } finally {
       store.close();
       await policy.close?.();
@@ -81,6 +97,40 @@ test("embedded base behind the gateway: stored ids and log-probs are what the mo
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+test("plain openai agent on the embedded base: stored ids and log-probs are what the model sampled", async () => {
+  await checkAgainstBase(agent, "examples/agents/openai.ts", 2);
+});
+
+test("AI SDK agent (generateText, zod tools), and a streaming one, are recorded exactly", async () => {
+  const { result } = await checkAgainstBase(
+    aiSdkAgent as unknown as AgentFunction,
+    "examples/agents/ai-sdk.ts",
+    1,
+    4,
+  );
+  assert.equal(result.totals.samples, 1);
+  const streaming: AgentFunction = async (task, { baseURL, apiKey, model, signal }) => {
+    const world = agentWorldTools(task);
+    const provider = createOpenAICompatible({ name: "agentrl", baseURL, apiKey });
+    const run = streamText({
+      model: provider(model),
+      prompt: task.question,
+      tools: {
+        search: tool({
+          inputSchema: z.object({ query: z.string() }),
+          execute: ({ query }) => world.call("search", { query }),
+        }),
+      },
+      stopWhen: stepCountIs(4),
+      maxRetries: 0,
+      abortSignal: signal,
+    });
+    return await run.text;
+  };
+  const { calls } = await checkAgainstBase(streaming, "streaming", 1, 4);
+  assert.ok(calls.length > 0 && calls.every((call) => call.stream), "every call was streamed and recorded");
 });
 
 const toolSpecs = [
