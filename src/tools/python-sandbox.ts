@@ -16,9 +16,9 @@
  * never keeps the host process alive.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type {
@@ -108,6 +108,7 @@ export class PythonSandboxPool {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   private closed = false;
+  private snapshot: Promise<string | null> | null = null;
 
   constructor(options: PythonSandboxOptions = {}) {
     this.memoryBytes = options.memoryBytes ?? DEFAULT_PYTHON_MEMORY_BYTES;
@@ -129,8 +130,42 @@ export class PythonSandboxPool {
     ];
   }
 
+  /**
+   * Makes the memory snapshot children load from, once per pool, in a private temporary folder, by
+   * a child that runs no guest code; null (plain loads) if that fails.
+   */
+  private makeSnapshot(): Promise<string | null> {
+    this.snapshot ??= new Promise<string | null>((resolveSnapshot) => {
+      const folder = mkdtempSync(join(tmpdir(), "agentrl-pyodide-"));
+      const path = join(folder, "interpreter.snapshot");
+      process.once("exit", () => rmSync(folder, { recursive: true, force: true }));
+      const child = spawn(
+        process.execPath,
+        [
+          "--permission",
+          ...this.readFolders.map((item) => `--allow-fs-read=${item}`),
+          `--allow-fs-write=${folder}/`,
+          "--no-warnings",
+          WORKER_PATH,
+          JSON.stringify({ ...this.settings, wheels: [], snapshotPath: path, makeSnapshot: true }),
+        ],
+        { stdio: "ignore", env: {} },
+      );
+      child.unref();
+      const timer = setTimeout(() => child.kill("SIGKILL"), START_TIMEOUT_MS);
+      timer.unref();
+      child.on("exit", (code) => {
+        clearTimeout(timer);
+        resolveSnapshot(code === 0 && statSync(path, { throwIfNoEntry: false })?.isFile() ? path : null);
+      });
+      child.on("error", () => resolveSnapshot(null));
+    });
+    return this.snapshot;
+  }
+
   /** Starts processes until `poolSize` are warm (or loading); resolves when they are ready. */
   async warm(): Promise<void> {
+    await this.startable();
     while (!this.closed && this.idle.length < this.poolSize) this.idle.push(this.start());
     await Promise.all(this.idle.map((sandbox) => sandbox.ready));
   }
@@ -139,6 +174,15 @@ export class PythonSandboxPool {
   close() {
     this.closed = true;
     for (const sandbox of this.idle.splice(0)) sandbox.child.kill("SIGKILL");
+  }
+
+  /** Settles the snapshot before the first start (children read it if it exists). */
+  private async startable() {
+    const path = await this.makeSnapshot();
+    if (path && !this.settings.snapshotPath) {
+      this.settings.snapshotPath = path;
+      this.readFolders.push(path);
+    }
   }
 
   private start(): Sandbox {
@@ -246,6 +290,7 @@ export class PythonSandboxPool {
   /** A ready process: a warm one if any, else a fresh one (slow); refills the pool. */
   private async acquire(): Promise<Sandbox | null> {
     if (this.closed) throw new Error("python sandbox: the pool is closed");
+    await this.startable();
     for (let attempt = 0; attempt < 2; attempt++) {
       const sandbox = this.idle.shift() ?? this.start();
       while (this.idle.length < this.poolSize) this.idle.push(this.start());
