@@ -89,7 +89,7 @@ export function dashboardApp(options: DashboardAppOptions): Hono {
     if (!resolved) throw new NotFound(`no run "${key ?? ""}" under ${catalog.root}`);
     return resolved;
   };
-  const reportFor = (file: string) => catalog.reportFor(file, catalog.scan().reports);
+  const reportFor = (file: string) => catalog.reportFor(file, catalog.reports());
 
   app.get("/api/runs", (c) => {
     const scan = catalog.scan();

@@ -50,6 +50,7 @@ export function parseRunKey(key: string): { file: string; runId: string } | null
 export class RunCatalog {
   readonly root: string;
   readonly #open = new Map<string, OpenStore>();
+  #reports: string[] | null = null;
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -64,7 +65,13 @@ export class RunCatalog {
     for (const path of this.#open.keys()) {
       if (!files.includes(path)) this.#close(path);
     }
-    return { stores, reports: reports.sort() };
+    this.#reports = reports.sort();
+    return { stores, reports: this.#reports };
+  }
+
+  /** Report pages as of the last scan (scanning once if there was none). */
+  reports(): string[] {
+    return this.#reports ?? this.scan().reports;
   }
 
   /** The open store and run of a key, or null when either is unknown. */

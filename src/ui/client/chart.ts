@@ -41,6 +41,7 @@ function spec(options: ChartOptions): VegaLiteModule.TopLevelSpec {
     field: "x",
     type: "quantitative" as const,
     title: options.xTitle,
+    axis: { tickMinStep: 1, format: "d" },
     scale: options.logX ? { type: "log" as const, base: 2 } : { zero: false },
   };
   const color = {
@@ -65,7 +66,11 @@ function spec(options: ChartOptions): VegaLiteModule.TopLevelSpec {
         encoding: { x, y: { field: "y", type: "quantitative", title: options.yTitle }, color },
       },
     ],
-    config: { view: { stroke: null }, axis: { labelFontSize: 10, titleFontSize: 11 } },
+    config: {
+      view: { stroke: null },
+      axis: { labelFontSize: 10, titleFontSize: 11 },
+      legend: { symbolOpacity: 1, symbolStrokeWidth: 2 },
+    },
   };
 }
 

@@ -36,9 +36,16 @@ export interface CurvesPanel {
 const numeric = (value: number | string) => (typeof value === "number" ? value : Number(value));
 
 /** Keys shown first: the ones people look at first in an RL or SFT run. */
-const PREFERRED = [/^rollout\/success_rate$/, /^loss\//, /^eval\/pass@1$/, /^rollout\//, /^reward/];
+const PREFERRED = [
+  /^rollout\/(success_rate|pass@1)$/,
+  /^reward\/mean$/,
+  /^loss\/(policy|train)$/,
+  /^eval\/pass@1$/,
+  /^loss\//,
+  /^rollout\//,
+];
 
-export function defaultKeys(keys: readonly string[], count = 3): string[] {
+export function defaultKeys(keys: readonly string[], count = 4): string[] {
   const ranked = [...keys].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return ranked.slice(0, count);
 }
@@ -60,7 +67,10 @@ export function curvesPanel(runs: readonly CurveRun[], initialKeys: readonly str
   let latest: Record<string, MetricsResponse["series"]> = {};
 
   const renderPicker = () => {
-    const shown = keys.filter((key) => key.toLowerCase().includes(filter.toLowerCase()));
+    // ticked keys first, so what is drawn is always in sight
+    const shown = keys
+      .filter((key) => key.toLowerCase().includes(filter.toLowerCase()))
+      .sort((a, b) => Number(selected.has(b)) - Number(selected.has(a)));
     replace(
       picker,
       ...shown.map((key) =>

@@ -85,7 +85,9 @@ function toolResult(turn: TurnView): HTMLElement | null {
     result.injected
       ? h("span", { class: "badge injected", title: "failure injected by the noise wrapper" }, "injected")
       : null,
-    result.latencyMs === undefined ? null : h("span", { class: "muted" }, ` ${result.latencyMs} ms`),
+    result.latencyMs === undefined
+      ? null
+      : h("span", { class: "muted" }, ` ${result.latencyMs.toFixed(1)} ms`),
     h("pre", {}, result.content),
   );
 }
