@@ -16,7 +16,7 @@ import { encodeModel } from "./proto.ts";
 import { type IoSpec, OrtProgram, type RuntimeOptions } from "./runtime.ts";
 
 type AnyFunction = (...args: never[]) => unknown;
-type Compiled =
+export type Compiled =
   | { kind: "onnx"; program: OrtProgram; outputs: IoSpec[]; outTree: unknown; nodes: number }
   | { kind: "fallback"; reason: string };
 
@@ -55,10 +55,61 @@ export interface OnnxProgramInfo {
 
 export type OnnxJitted<F> = F & { dispose(): void; programs(): OnnxProgramInfo[] };
 
-/** Wraps `f` (a pure function of array trees returning an array tree) like `jax.jit`. */
+/** An abstract input for tracing (shape and dtype, no data): what `makeJaxpr` takes. */
+export function abstractInput(shape: number[], dtype: string): unknown {
+  return new AbstractInput(shape, dtype);
+}
+
+/**
+ * Traces `f` on abstract arguments, converts it and opens its session; a program with a primitive
+ * the converter does not lower comes back as a fallback (with a warning naming it).
+ */
+export function buildProgram(
+  f: AnyFunction,
+  abstract: unknown[],
+  leafCount: number,
+  signature: string,
+  options: OnnxJitOptions = {},
+): Compiled {
+  const trace = jax.makeJaxpr(f as never) as unknown as (...inputs: unknown[]) => unknown;
+  const traced = trace(...abstract) as {
+    jaxpr: { jaxpr: { flatten(): unknown }; consts: JaxArray[]; dispose(): void };
+    treedef: unknown;
+  };
+  try {
+    const jaxpr = (traced.jaxpr.jaxpr.flatten() as { simplify(): unknown }).simplify() as Parameters<
+      typeof convertJaxpr
+    >[0];
+    const consts: ConstInput[] = traced.jaxpr.consts.map((c) => ({
+      dtype: onnxDType(c.dtype),
+      shape: [...c.shape],
+      data: c.ref.dataSync() as ConstInput["data"],
+    }));
+    const converted = convertJaxpr(jaxpr, consts);
+    if (converted.inputs.length !== leafCount)
+      throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leafCount} leaves`);
+    const model = encodeModel(converted.graph, options.name);
+    const program = new OrtProgram(model, converted.inputs, converted.outputs, options);
+    return {
+      kind: "onnx",
+      program,
+      outputs: converted.outputs,
+      outTree: traced.treedef,
+      nodes: converted.graph.nodes.length,
+    };
+  } catch (error) {
+    if (!(error instanceof UnsupportedPrimitiveError)) throw error;
+    process.emitWarning(`${options.name ?? "program"} (${signature}) runs on jax-js: ${error.message}`);
+    return { kind: "fallback", reason: error.message };
+  } finally {
+    traced.jaxpr.dispose();
+  }
+}
+
 const shared = new Map<string, Compiled>();
 const SHARED_SESSIONS = 48;
 
+/** Wraps `f` (a pure function of array trees returning an array tree) like `jax.jit`. */
 export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {}): OnnxJitted<F> {
   const maxSessions = options.shareKey === undefined ? (options.maxSessions ?? 8) : SHARED_SESSIONS;
   const compiled = options.shareKey === undefined ? new Map<string, Compiled>() : shared;
@@ -67,48 +118,16 @@ export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {
 
   const compile = (args: unknown[], leaves: JaxArray[], signature: string): Compiled => {
     const abstract = jax.tree.map(
-      (leaf: JaxArray) =>
-        new AbstractInput([...leaf.shape], leaf.dtype, (leaf as { weakType?: boolean }).weakType),
+      (leaf: JaxArray) => abstractInput([...leaf.shape], leaf.dtype as string),
       args as never,
-    );
-    const trace = jax.makeJaxpr(f as never) as unknown as (...inputs: unknown[]) => unknown;
-    const traced = trace(...(abstract as unknown[])) as {
-      jaxpr: { jaxpr: { flatten(): unknown }; consts: JaxArray[]; dispose(): void };
-      treedef: unknown;
-    };
-    try {
-      const jaxpr = (traced.jaxpr.jaxpr.flatten() as { simplify(): unknown }).simplify() as Parameters<
-        typeof convertJaxpr
-      >[0];
-      const consts: ConstInput[] = traced.jaxpr.consts.map((c) => ({
-        dtype: onnxDType(c.dtype),
-        shape: [...c.shape],
-        data: c.ref.dataSync() as ConstInput["data"],
-      }));
-      const converted = convertJaxpr(jaxpr, consts);
-      if (converted.inputs.length !== leaves.length)
-        throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leaves.length} leaves`);
-      const model = encodeModel(converted.graph, options.name);
-      const program = new OrtProgram(model, converted.inputs, converted.outputs, options);
-      return {
-        kind: "onnx",
-        program,
-        outputs: converted.outputs,
-        outTree: traced.treedef,
-        nodes: converted.graph.nodes.length,
-      };
-    } catch (error) {
-      if (!(error instanceof UnsupportedPrimitiveError)) throw error;
-      process.emitWarning(`${options.name ?? "program"} (${signature}) runs on jax-js: ${error.message}`);
-      return { kind: "fallback", reason: error.message };
-    } finally {
-      traced.jaxpr.dispose();
-    }
+    ) as unknown[];
+    return buildProgram(f, abstract, leaves.length, signature, options);
   };
 
   const call = (...args: unknown[]) => {
     const [leaves] = jax.tree.flatten(args as never) as unknown as [JaxArray[], unknown];
     const signature =
+      prefix +
       leaves.map((leaf) => `${leaf.dtype}[${leaf.shape.join(",")}]`).join(" ") +
       String(jax.tree.structure(args as never));
     let entry = compiled.get(signature);

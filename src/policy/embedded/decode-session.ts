@@ -13,11 +13,12 @@
  * generating on a full slot returns no tokens with finish reason "length".
  */
 import type { Rng } from "../../core/random.ts";
-import { compileProgram } from "../../engine/backend.ts";
+import { compileProgram, engineName } from "../../engine/backend.ts";
 import { type ExecMode, ExecutionSite, readArrays, settle } from "../../engine/exec.ts";
 import { type JaxArray, np } from "../../engine/jax.ts";
 import { disposeTree, refTree } from "../../engine/tree.ts";
 import type { GptConfig } from "./config.ts";
+import { HostKvCache } from "./host-kv.ts";
 import {
   createKvCache,
   createRecentKv,
@@ -90,12 +91,14 @@ export class DecodeSession {
   readonly prefillChunk: number;
   readonly recentSlots: number;
   #params: GptParams;
-  #cache: KvCache;
-  #recent: RecentKv;
+  /** The ONNX engine's host caches (host-kv.ts); null on jax-js, which uses the programs below. */
+  #host: HostKvCache | null = null;
+  #cache!: KvCache;
+  #recent!: RecentKv;
   #slots: Slot[];
-  #prefill: PrefillFn;
-  #decode: DecodeFn;
-  #flushRecent: FlushFn;
+  #prefill!: PrefillFn;
+  #decode!: DecodeFn;
+  #flushRecent!: FlushFn;
   #disposed = false;
   #site = new ExecutionSite("decode");
 
@@ -109,14 +112,18 @@ export class DecodeSession {
     this.recentSlots = options.recentSlots ?? 16;
     this.#params = refTree(withoutValueHead(params)); // sampling never reads a value head
     const dtype = params.wte.dtype as "float32" | "float64";
-    this.#cache = createKvCache(config, this.rows, dtype);
-    this.#recent = createRecentKv(config, this.rows, this.recentSlots, dtype);
     this.#slots = Array.from({ length: this.rows }, () => ({
       sequence: [],
       written: 0,
       base: 0,
       full: false,
     }));
+    if (engineName() === "onnx" && dtype === "float32") {
+      this.#host = new HostKvCache(this.#params, config, this.rows);
+      return;
+    }
+    this.#cache = createKvCache(config, this.rows, dtype);
+    this.#recent = createRecentKv(config, this.rows, this.recentSlots, dtype);
     this.#prefill = compileProgram(
       (p: GptParams, cache: KvCache, ids: JaxArray, start: JaxArray, count: JaxArray) => [
         forwardChunk(p, cache, ids, start, count, config, false).cache,
@@ -197,6 +204,12 @@ export class DecodeSession {
 
   /** Moves every slot's recent tokens into the main cache. */
   async #flushAll(mode: ExecMode): Promise<void> {
+    if (this.#host) {
+      // Host caches have no recent cache: every written position is in the cache.
+      for (const state of this.#slots) state.base = state.written;
+      return;
+    }
+
     const base = new Int32Array(this.rows);
     const fill = new Int32Array(this.rows);
     let any = false;
@@ -237,14 +250,16 @@ export class DecodeSession {
         for (let c = 0; c < n; c++) ids[row * chunk + c] = state.sequence[state.written + c];
       });
       if (!any) return;
-      [this.#cache] = this.#prefill(
-        refTree(this.#params),
-        this.#cache,
-        this.#int32(ids, [this.rows, chunk]),
-        this.#int32(start),
-        this.#int32(count),
-      );
-      await settle(this.#cache, mode);
+      if (this.#host) this.#host.step(ids, start, count, false);
+      else
+        [this.#cache] = this.#prefill(
+          refTree(this.#params),
+          this.#cache,
+          this.#int32(ids, [this.rows, chunk]),
+          this.#int32(start),
+          this.#int32(count),
+        );
+      if (!this.#host) await settle(this.#cache, mode);
       this.#slots.forEach((state, row) => {
         state.written += count[row];
         state.base = state.written;
@@ -300,17 +315,21 @@ export class DecodeSession {
         ids[row] = state.sequence[state.written];
         activeRows[row] = 1;
       }
-      const [recent, logitsArray] = this.#decode(
-        refTree(this.#params),
-        refTree(this.#cache),
-        this.#recent,
-        this.#int32(ids),
-        this.#int32(position),
-        this.#int32(base),
-        this.#int32(activeRows),
-      );
-      this.#recent = recent;
-      const logits = (await readArrays([logitsArray], mode, recent))[0] as Float32Array;
+      let logits: Float32Array;
+      if (this.#host) logits = this.#host.step(ids, position, activeRows, true)!;
+      else {
+        const [recent, logitsArray] = this.#decode(
+          refTree(this.#params),
+          refTree(this.#cache),
+          this.#recent,
+          this.#int32(ids),
+          this.#int32(position),
+          this.#int32(base),
+          this.#int32(activeRows),
+        );
+        this.#recent = recent;
+        logits = (await readArrays([logitsArray], mode, recent))[0] as Float32Array;
+      }
       this.#site.end();
       const still: number[] = [];
       for (const i of active) {
@@ -335,6 +354,7 @@ export class DecodeSession {
     if (this.#disposed) return;
     this.#disposed = true;
     disposeTree(this.#params);
+    if (this.#host) return;
     disposeTree(this.#cache as never);
     disposeTree(this.#recent as never);
     for (const program of [this.#prefill, this.#decode, this.#flushRecent]) {

@@ -1,0 +1,182 @@
+/**
+ * KV caching for the ONNX engine: the caches live in host memory ([B, H, S, K] Float32Arrays per
+ * layer, read by ONNX Runtime without a copy) and each step's program outputs only the keys and
+ * values of its new tokens, which the host writes in place. jax-js cannot update an array in
+ * place, which is why kv-cache.ts blends a one-hot write into the whole cache and keeps a recent
+ * cache to flush; here a decode step moves a few kilobytes instead of the whole cache
+ * (notes/engine-onnx.md: 1.43-1.54x PyTorch for this design, 0.54-0.60x for the blend converted
+ * as it is).
+ *
+ * One program serves prefill chunks (C tokens per row, no logits) and decode steps (C = 1, with
+ * logits): tokens at positions start[b] + c attend to the cached positions < start[b] and to the
+ * chunk's own tokens up to themselves; rows with count 0 are untouched.
+ *
+ * B=batch rows, C=chunk, S=cache positions (maxLen), D=width, H=heads, K=head width, V=vocabulary.
+ */
+import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { takeHostData } from "../../engine/onnx/host-copies.ts";
+import { abstractInput, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
+import type { HostData } from "../../engine/onnx/runtime.ts";
+import type { GptConfig } from "./config.ts";
+import { dense, type GptParams, headLogits, layerNorm, mlp, projectQkv } from "./model.ts";
+
+const BLOCKED = -1e9;
+
+/**
+ * The chunk program: returns [new keys per layer [B,H,C,K]…, new values per layer…, logits
+ * [B,C,V] when `withLogits`]. Consumes every argument.
+ */
+export function forwardHostChunk(
+  params: GptParams,
+  keys: JaxArray[],
+  values: JaxArray[],
+  ids: JaxArray,
+  start: JaxArray,
+  count: JaxArray,
+  config: GptConfig,
+  withLogits: boolean,
+): JaxArray[] {
+  const [B, C] = ids.shape;
+  const S = config.maxLen;
+  const chunkIndex = np.arange(C, undefined, undefined, { dtype: np.int32 }).reshape([1, C]);
+  const positions = start.ref.reshape([B, 1]).add(chunkIndex.ref); // [B,C]
+  const keyIndex = np.arange(S, undefined, undefined, { dtype: np.int32 }).reshape([1, 1, S]);
+  const maskCache = np.where(keyIndex.less(start.reshape([B, 1, 1])), 0, BLOCKED).reshape([B, 1, 1, S]); // [B,1,1,S]: cached positions < start
+  const own = chunkIndex.ref.reshape([1, 1, C]);
+  const maskChunk = np
+    .where(
+      np.logicalAnd(own.ref.lessEqual(chunkIndex.reshape([1, C, 1])), own.less(count.reshape([B, 1, 1]))),
+      0,
+      BLOCKED,
+    )
+    .reshape([B, 1, C, C]); // [B,1,C,C']: earlier chunk tokens up to this one
+  const wte = params.wte;
+  // Padding tokens of a row near the end may run past maxLen: clamp their (unused) positions.
+  const clamped = np.minimum(positions, S - 1);
+  let x = np.take(wte.ref, ids, 0).add(np.take(params.wpe, clamped, 0)); // [B,C,D]
+  const newKeys: JaxArray[] = [];
+  const newValues: JaxArray[] = [];
+  params.blocks.forEach((p, layer) => {
+    const [q, k, v] = projectQkv(layerNorm(x.ref, p.ln1), p.wqkv, p.bqkv, config.nHeads); // [B,C,H,K]
+    const [, , H, K] = q.shape;
+    const kh = k.transpose([0, 2, 1, 3]); // [B,H,C,K]
+    const vh = v.transpose([0, 2, 1, 3]);
+    newKeys.push(kh.ref);
+    newValues.push(vh.ref);
+    const qh = q.mul(1 / Math.sqrt(K)).transpose([0, 2, 1, 3]); // [B,H,C,K]
+    const scoresCache = np.matmul(qh.ref, keys[layer].transpose([0, 1, 3, 2])).add(maskCache.ref); // [B,H,C,S]
+    const scoresChunk = np.matmul(qh, kh.transpose([0, 1, 3, 2])).add(maskChunk.ref); // [B,H,C,C']
+    const top = np.maximum(
+      scoresCache.ref.max(-1, { keepdims: true }),
+      scoresChunk.ref.max(-1, { keepdims: true }),
+    ); // [B,H,C,1]
+    const expCache = np.exp(scoresCache.sub(top.ref));
+    const expChunk = np.exp(scoresChunk.sub(top));
+    const total = expCache.ref.sum(-1, { keepdims: true }).add(expChunk.ref.sum(-1, { keepdims: true }));
+    const attended = np
+      .matmul(expCache, values[layer])
+      .add(np.matmul(expChunk, vh))
+      .div(total) // [B,H,C,K]
+      .transpose([0, 2, 1, 3])
+      .reshape([B, C, H * K]);
+    x = x.add(dense(attended, p.wo, p.bo));
+    x = x.add(mlp(layerNorm(x.ref, p.ln2), p));
+  });
+  maskCache.dispose();
+  maskChunk.dispose();
+  if (!withLogits) {
+    for (const leaf of [x, wte, params.lnf.scale, params.lnf.bias]) leaf.dispose();
+    return [...newKeys, ...newValues];
+  }
+  return [...newKeys, ...newValues, headLogits(layerNorm(x, params.lnf), wte)];
+}
+
+const programs = new Map<string, Compiled>();
+const MAX_PROGRAMS = 24;
+
+function chunkProgram(
+  config: GptConfig,
+  params: GptParams,
+  rows: number,
+  chunk: number,
+  withLogits: boolean,
+) {
+  const key = JSON.stringify([config, rows, chunk, withLogits]);
+  let program = programs.get(key);
+  if (!program) {
+    const { nLayers: L, nHeads: H, dModel, maxLen: S } = config;
+    const K = dModel / H;
+    const cache = () => Array.from({ length: L }, () => abstractInput([rows, H, S, K], "float32"));
+    const abstract = [
+      jax.tree.map((leaf: JaxArray) => abstractInput([...leaf.shape], leaf.dtype as string), params as never),
+      cache(),
+      cache(),
+      abstractInput([rows, chunk], "int32"),
+      abstractInput([rows], "int32"),
+      abstractInput([rows], "int32"),
+    ];
+    const f = (p: GptParams, k: JaxArray[], v: JaxArray[], ids: JaxArray, start: JaxArray, count: JaxArray) =>
+      forwardHostChunk(p, k, v, ids, start, count, config, withLogits);
+    const leaves = jax.tree.leaves(abstract as never).length;
+    program = buildProgram(f as never, abstract, leaves, key, { name: withLogits ? "decode" : "prefill" });
+    if (program.kind === "fallback") throw new Error(`host KV cache: ${program.reason}`);
+    programs.set(key, program);
+    while (programs.size > MAX_PROGRAMS) {
+      const [oldest, dropped] = programs.entries().next().value as [string, Compiled];
+      if (dropped.kind === "onnx") dropped.program.dispose();
+      programs.delete(oldest);
+    }
+  }
+  return program as Extract<Compiled, { kind: "onnx" }>;
+}
+
+/** Host caches and the programs that extend them, for `rows` sequences of one model. */
+export class HostKvCache {
+  readonly rows: number;
+  readonly config: GptConfig;
+  readonly #params: HostData[];
+  readonly #keys: Float32Array[];
+  readonly #values: Float32Array[];
+  readonly #treeOf: GptParams;
+
+  /** Reads the params' data once (does not consume them). */
+  constructor(params: GptParams, config: GptConfig, rows: number) {
+    if (params.wte.dtype !== "float32") throw new Error("HostKvCache: float32 params only");
+    this.rows = rows;
+    this.config = config;
+    this.#treeOf = params;
+    this.#params = (jax.tree.leaves(params as never) as JaxArray[]).map((leaf) => takeHostData(leaf.ref));
+    const size = rows * config.maxLen * config.dModel;
+    this.#keys = Array.from({ length: config.nLayers }, () => new Float32Array(size));
+    this.#values = Array.from({ length: config.nLayers }, () => new Float32Array(size));
+  }
+
+  /**
+   * Runs C = ids.length / rows tokens per row from `start[b]` (`count[b]` of them real) and writes
+   * their keys and values into the caches. Returns the logits [B·C·V] when asked for.
+   */
+  step(ids: Int32Array, start: Int32Array, count: Int32Array, withLogits: boolean): Float32Array | null {
+    const { rows, config } = this;
+    const chunk = ids.length / rows;
+    const program = chunkProgram(config, this.#treeOf, rows, chunk, withLogits);
+    const outputs = program.program.run([...this.#params, ...this.#keys, ...this.#values, ids, start, count]);
+    const L = config.nLayers;
+    const H = config.nHeads;
+    const K = config.dModel / H;
+    const S = config.maxLen;
+    for (let layer = 0; layer < L; layer++) {
+      const [freshKeys, freshValues] = [outputs[layer], outputs[L + layer]] as Float32Array[];
+      for (let b = 0; b < rows; b++) {
+        const n = count[b];
+        if (n === 0) continue;
+        for (let h = 0; h < H; h++) {
+          const from = (b * H + h) * chunk * K;
+          const to = ((b * H + h) * S + start[b]) * K;
+          this.#keys[layer].set(freshKeys.subarray(from, from + n * K), to);
+          this.#values[layer].set(freshValues.subarray(from, from + n * K), to);
+        }
+      }
+    }
+    return withLogits ? (outputs[2 * L] as Float32Array) : null;
+  }
+}
