@@ -139,6 +139,15 @@ test("an episode's token view has one element per stored token with its mask, lo
       assert.ok(Math.abs(Number(token.advantage) - Math.SQRT1_2) < 1e-5, token.advantage);
     else assert.equal(token.advantage, "");
   }
+  // model output such as "<search> zenda </search>" is shown as text, never parsed into elements
+  assert.equal(
+    await page.$$eval("article.episode search, article.episode obs", (elements) => elements.length),
+    0,
+  );
+  assert.match(
+    (await page.textContent('article.episode[data-seq="1"] section.turn pre.text')) ?? "",
+    /<search> zenda <\/search>/,
+  );
   const injected = episode.turns.filter((turn) => turn.toolResult?.injected).length;
   assert.equal(await page.$$eval("article.episode .badge.injected", (elements) => elements.length), injected);
   assert.equal(
