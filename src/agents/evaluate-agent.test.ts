@@ -58,7 +58,9 @@ async function checkAgainstBase(agentToCheck: AgentFunction, name: string, count
       let turnsChecked = 0;
       const calls: GatewayCall[] = [];
       for (const trajectory of trajectories) {
-        const episodeId = (trajectory.info?.gateway as { episodeId: string }).episodeId;
+        const info = trajectory.info?.gateway as { episodeId: string } | undefined;
+        assert.ok(info, "a gateway trajectory records its episode");
+        const episodeId = info.episodeId;
         const episodeCalls = store
           .stateKeys(run.id)
           .filter((key) => key.startsWith(`gateway/calls/${episodeId}/`))
@@ -84,7 +86,9 @@ async function checkAgainstBase(agentToCheck: AgentFunction, name: string, count
           };
           const [step] = await policy.act([context]);
           assert.deepEqual(step.tokenIds, turn.tokenIds, `turn ${k}: ids`);
-          step.logprobs!.forEach((logprob, t) => assert.ok(Math.abs(logprob - turn.logprobs![t]) < 1e-6));
+          assert.equal(step.logprobs?.length, turn.tokenIds.length);
+          for (const [t, logprob] of (step.logprobs ?? []).entries())
+            assert.ok(Math.abs(logprob - (turn.logprobs?.[t] ?? Number.NaN)) < 1e-6, `turn ${k} token ${t}`);
           turnsChecked++;
         }
       }

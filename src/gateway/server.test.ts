@@ -237,3 +237,74 @@ test("a non-loopback address needs a token", async () => {
     /without a token/,
   );
 });
+
+test("Responses API: function tools, input items and previous_response_id become chat messages", async () => {
+  const { gateway, upstream, calls, close } = await setup();
+  try {
+    const client = new OpenAI({ baseURL: gateway.episodeURL("ep-r"), apiKey: "x", maxRetries: 0 });
+    const tools = [
+      {
+        type: "function" as const,
+        name: "search",
+        description: "search",
+        parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
+        strict: false,
+      },
+    ];
+    const first = await client.responses.create({ model: "m", instructions: "be brief", input: "hi", tools });
+    assert.equal(first.output_text, "answer 101");
+    assert.deepEqual(upstream.seen[0].body.messages, [
+      { role: "system", content: "be brief" },
+      { role: "user", content: "hi" },
+    ]);
+    assert.equal(
+      (upstream.seen[0].body.tools as { function: { name: string } }[])[0].function.name,
+      "search",
+    );
+    const second = await client.responses.create({
+      model: "m",
+      previous_response_id: first.id,
+      input: [
+        { type: "function_call", call_id: "c9", name: "search", arguments: '{"query":"q"}' },
+        { type: "function_call_output", call_id: "c9", output: "found" },
+      ],
+    });
+    assert.equal(second.output_text, "answer 102");
+    assert.deepEqual(upstream.seen[1].body.messages, [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "answer 101" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c9", type: "function", function: { name: "search", arguments: '{"query":"q"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "c9", content: "found" },
+    ]);
+    assert.deepEqual(
+      calls.map((call) => call.api),
+      ["responses", "responses"],
+    );
+    assert.deepEqual(calls[1].choices[0].tokenIds, [102]);
+    const stream = await client.responses.create({ model: "m", input: "again", stream: true });
+    let text = "";
+    let completed = false;
+    for await (const event of stream) {
+      if (event.type === "response.output_text.delta") text += event.delta;
+      if (event.type === "response.completed") completed = true;
+    }
+    assert.equal(text, "answer 103");
+    assert.ok(completed);
+    await assert.rejects(
+      client.responses.create({ model: "m", previous_response_id: "resp_missing", input: "x" }),
+      (error: { status?: number }) => error.status === 404,
+    );
+    await assert.rejects(
+      client.responses.create({ model: "m", input: "x", tools: [{ type: "web_search" }] }),
+      (error: { status?: number }) => error.status === 400,
+    );
+  } finally {
+    await close();
+  }
+});

@@ -2,6 +2,9 @@
  * `agentrl gateway`: a recording OpenAI-compatible gateway in front of an upstream model.
  *
  *   POST /episodes/<id>/v1/chat/completions   one episode's calls (its own base URL)
+ *   POST /episodes/<id>/v1/responses          the Responses API, translated to chat completions
+ *                                             (responses.ts; multi-turn by input items or
+ *                                             `previous_response_id`)
  *   POST /v1/chat/completions                 the same, episode named by `x-agentrl-episode-id`
  *                                             (a call naming none is an episode of its own)
  *   GET  /v1/models, /episodes/<id>/v1/models the upstream's model
@@ -28,6 +31,13 @@ import { authorized, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
 import { parseCompletion } from "./completion.ts";
 import { type EpisodeLog, type EpisodeMeta, EpisodeRegistry } from "./episodes.ts";
+import {
+  assistantMessages,
+  ConversationStore,
+  chatToResponse,
+  responsesToChat,
+  sendResponseStream,
+} from "./responses.ts";
 import { StreamAssembler } from "./stream.ts";
 import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
@@ -87,6 +97,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const stats = { calls: 0, failedCalls: 0, prefixBreaks: 0, episodes: 0 };
   const policyId = options.policyId ?? upstream.model;
   let anonymous = 0;
+  const conversations = new ConversationStore();
 
   const finish = (id: string, finishOptions: FinishOptions): BuiltEpisode => {
     const episode = registry.close(id) ?? registry.open(id);
@@ -119,31 +130,33 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
   };
 
-  const completions = async (episode: EpisodeLog, body: unknown, res: ServerResponse) => {
-    if (typeof body !== "object" || body === null || Array.isArray(body))
-      throw new RequestError(400, "the request body must be a JSON object");
-    const asked = body as Record<string, unknown>;
+  /**
+   * Forwards one chat request upstream and records it. With `res` (the chat route) a stream is piped
+   * through and an upstream error answered as it came; without (the Responses route) errors throw.
+   * Returns the completion, or null when `res` was already answered.
+   */
+  const forward = async (
+    episode: EpisodeLog,
+    asked: Record<string, unknown>,
+    api: GatewayCall["api"],
+    res: ServerResponse | null,
+  ): Promise<Record<string, unknown> | null> => {
     if (!Array.isArray(asked.messages) || asked.messages.length === 0)
       throw new RequestError(400, "messages: expected a non-empty array", "messages");
     const seq = episode.nextSeq++;
-    const stream = asked.stream === true;
+    const stream = res !== null && asked.stream === true;
     const request: Record<string, unknown> = {
       ...asked,
       model: upstream.model,
+      stream,
       ...(asked.seed == null ? { seed: episode.callSeed(seq) } : {}),
       ...(upstream.tokenIds ? { return_token_ids: true, logprobs: true } : {}),
       ...(stream ? { stream_options: { include_usage: true } } : {}),
     };
+    if (!stream) delete request.stream_options;
     const startedAt = new Date();
     const started = performance.now();
-    const base = {
-      episodeId: episode.id,
-      seq,
-      api: "chat" as const,
-      startedAt: startedAt.toISOString(),
-      stream,
-      request,
-    };
+    const base = { episodeId: episode.id, seq, api, startedAt: startedAt.toISOString(), stream, request };
     const failed = (error: string, response: Record<string, unknown> | null = null): GatewayCall => ({
       ...base,
       latencyMs: performance.now() - started,
@@ -173,16 +186,28 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (!upstreamResponse.ok) {
         const answer = await upstream.readJson(upstreamResponse).catch(() => null);
         record(episode, failed(`the upstream answered ${upstreamResponse.status}`, answer as never));
-        return sendJson(
+        if (res === null) {
+          const message = (answer as { error?: { message?: unknown } } | null)?.error?.message;
+          throw new RequestError(
+            upstreamResponse.status,
+            typeof message === "string" ? message : `upstream status ${upstreamResponse.status}`,
+          );
+        }
+        sendJson(
           res,
           upstreamResponse.status,
           answer ?? {
             error: { message: `upstream status ${upstreamResponse.status}`, type: "upstream_error" },
           },
         );
+        return null;
       }
       let completion: unknown;
-      if (stream && (upstreamResponse.headers.get("content-type") ?? "").includes("text/event-stream")) {
+      if (
+        res &&
+        stream &&
+        (upstreamResponse.headers.get("content-type") ?? "").includes("text/event-stream")
+      ) {
         completion = await passStream(upstreamResponse, res, upstream.maxResponseBytes);
       } else {
         try {
@@ -199,7 +224,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
             : parsed.error;
         record(episode, failed(message, isRecord(completion) ? completion : null));
         episode.error ??= message;
-        if (res.headersSent) return void res.end();
+        if (res?.headersSent) {
+          res.end();
+          return null;
+        }
         throw new RequestError(502, "the upstream model returned a malformed answer", null, "upstream_error");
       }
       record(episode, {
@@ -208,10 +236,29 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         response: completion as Record<string, unknown>,
         ...parsed,
       });
-      if (!res.headersSent) sendJson(res, 200, forAgent(completion as Record<string, unknown>, asked));
+      return res?.headersSent ? null : (completion as Record<string, unknown>);
     } finally {
       episode.inFlight--;
     }
+  };
+
+  const completions = async (episode: EpisodeLog, body: unknown, res: ServerResponse) => {
+    if (!isRecord(body)) throw new RequestError(400, "the request body must be a JSON object");
+    const completion = await forward(episode, body, "chat", res);
+    if (completion) sendJson(res, 200, forAgent(completion, body));
+  };
+
+  const responsesRoute = async (episode: EpisodeLog, body: unknown, res: ServerResponse) => {
+    if (!isRecord(body)) throw new RequestError(400, "the request body must be a JSON object");
+    const translated = responsesToChat(body, conversations);
+    const completion = (await forward(episode, translated.chat, "responses", null)) as Record<
+      string,
+      unknown
+    >;
+    const response = chatToResponse(completion, body, translated);
+    conversations.remember(response.id, [...translated.messages, ...assistantMessages(completion)]);
+    if (body.stream === true) sendResponseStream(res, response);
+    else sendJson(res, 200, response);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -243,6 +290,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         object: "list",
         data: [{ id: upstream.model, object: "model", created: 0, owned_by: "agentrl-gateway" }],
       });
+    }
+    if (rest === "/v1/responses") {
+      if (req.method !== "POST") throw new RequestError(405, "use POST");
+      const body = await readJson(req, maxBody);
+      const id = episodeId ?? `call-${++anonymous}-${Date.now().toString(36)}`;
+      const episode = openEpisode(id);
+      try {
+        return await responsesRoute(episode, body, res);
+      } finally {
+        if (episodeId === undefined) finish(id, { finalAnswer: null });
+      }
     }
     if (rest === "/v1/chat/completions") {
       if (req.method !== "POST") throw new RequestError(405, "use POST");

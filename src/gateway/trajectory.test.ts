@@ -122,7 +122,8 @@ test("calls without token ids give text-only turns (counted), never a break", ()
   ];
   const { trajectory, prefixBreaks } = buildTrajectory(calls, options);
   assert.equal(prefixBreaks, 0);
-  assert.equal((trajectory.info?.gateway as { missingTokenIds: number }).missingTokenIds, 2);
+  const info = trajectory.info?.gateway as { missingTokenIds: number } | undefined;
+  assert.equal(info?.missingTokenIds, 2);
   assert.deepEqual(flattenTrajectory(trajectory).tokenIds, []);
   assert.equal(trajectory.turns[1].text, "4213");
 });
