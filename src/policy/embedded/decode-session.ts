@@ -100,6 +100,7 @@ export class DecodeSession {
   #decode!: DecodeFn;
   #flushRecent!: FlushFn;
   #disposed = false;
+  #chunkGiven: boolean;
   #site = new ExecutionSite("decode");
 
   /** Keeps its own reference to `params` (does not consume the caller's). */
@@ -109,6 +110,7 @@ export class DecodeSession {
     this.rows = options.rows;
     this.config = config;
     this.prefillChunk = options.prefillChunk ?? 16;
+    this.#chunkGiven = options.prefillChunk !== undefined;
     this.recentSlots = options.recentSlots ?? 16;
     this.#params = refTree(withoutValueHead(params)); // sampling never reads a value head
     const dtype = params.wte.dtype as "float32" | "float64";
@@ -229,14 +231,24 @@ export class DecodeSession {
     await settle(this.#cache, mode);
   }
 
+  /**
+   * Tokens per row of the next prefill call: the configured chunk, or on host caches (unless one
+   * was given) 8 when every row's pending tokens fit in 8 (an observation), else 32 (a prompt).
+   */
+  #chunkFor(): number {
+    if (!this.#host || this.#chunkGiven) return this.prefillChunk;
+    const pending = Math.max(...this.#slots.map((state) => state.sequence.length - 1 - state.written));
+    return pending <= 8 ? 8 : 32;
+  }
+
   /** Writes every pending token except each slot's last one into the cache. */
   async flush(): Promise<void> {
     // Prefill runs in the decode site's preferred mode (in main mode it is lazy: the next decode
     // read runs it), so it is not timed separately.
     const mode = this.#site.preferred;
-    const chunk = this.prefillChunk;
     if (this.#slots.some((state) => state.sequence.length - 1 > state.written)) await this.#flushAll(mode);
     for (;;) {
+      const chunk = this.#chunkFor();
       const ids = new Int32Array(this.rows * chunk);
       const start = new Int32Array(this.rows);
       const count = new Int32Array(this.rows);

@@ -158,25 +158,52 @@ export class HostKvCache {
   step(ids: Int32Array, start: Int32Array, count: Int32Array, withLogits: boolean): Float32Array | null {
     const { rows, config } = this;
     const chunk = ids.length / rows;
-    const program = chunkProgram(config, this.#treeOf, rows, chunk, withLogits);
-    const outputs = program.program.run([...this.#params, ...this.#keys, ...this.#values, ids, start, count]);
     const L = config.nLayers;
     const H = config.nHeads;
     const K = config.dModel / H;
     const S = config.maxLen;
+    const V = config.vocabSize;
+    // Run only a window of rows [lo, lo + size) that covers every row with work: the caches'
+    // rows are contiguous, so the window's caches are subarrays (no copy). Window sizes are
+    // powers of two (one program each), so a few programs serve any set of rows.
+    let first = -1;
+    let last = -1;
+    count.forEach((n, b) => {
+      if (n > 0) {
+        if (first < 0) first = b;
+        last = b;
+      }
+    });
+    const logits = withLogits ? new Float32Array(rows * chunk * V) : null;
+    if (first < 0) return logits;
+    let size = Math.min(rows, 8);
+    while (size < last - first + 1) size = Math.min(rows, size * 2);
+    const lo = Math.min(first, rows - size);
+    const window = (data: Float32Array, perRow: number) => data.subarray(lo * perRow, (lo + size) * perRow);
+    const program = chunkProgram(config, this.#treeOf, size, chunk, withLogits);
+    const outputs = program.program.run([
+      ...this.#params,
+      ...this.#keys.map((cache) => window(cache, H * S * K)),
+      ...this.#values.map((cache) => window(cache, H * S * K)),
+      ids.subarray(lo * chunk, (lo + size) * chunk),
+      start.subarray(lo, lo + size),
+      count.subarray(lo, lo + size),
+    ]);
     for (let layer = 0; layer < L; layer++) {
       const [freshKeys, freshValues] = [outputs[layer], outputs[L + layer]] as Float32Array[];
-      for (let b = 0; b < rows; b++) {
+      for (let r = 0; r < size; r++) {
+        const b = lo + r;
         const n = count[b];
         if (n === 0) continue;
         for (let h = 0; h < H; h++) {
-          const from = (b * H + h) * chunk * K;
+          const from = (r * H + h) * chunk * K;
           const to = ((b * H + h) * S + start[b]) * K;
           this.#keys[layer].set(freshKeys.subarray(from, from + n * K), to);
           this.#values[layer].set(freshValues.subarray(from, from + n * K), to);
         }
       }
     }
-    return withLogits ? (outputs[2 * L] as Float32Array) : null;
+    if (logits) logits.set(outputs[2 * L] as Float32Array, lo * chunk * V);
+    return logits;
   }
 }
