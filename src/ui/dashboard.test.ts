@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Page } from "playwright-core";
+import { numberedTrajectory } from "../store/test-trajectories.ts";
 import { flattenTrajectory, type Trajectory } from "../types/trajectory.ts";
 import { launchBrowser, type TestBrowser } from "./browser.ts";
 import { runKey } from "./run-catalog.ts";
@@ -104,6 +105,11 @@ test("a run's metric chart is drawn, and a new step logged by the live run appea
   assert.equal(await linePoints("loss/policy"), runs.steps + 1, "the drawn line gained the new step");
   assert.equal(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 42, "no reload");
 
+  // a newly stored episode joins the trajectory list, also without reloading
+  runs.rlStore.addTrajectory(runs.rlRunId, numberedTrajectory(9), { step: runs.steps + 1 });
+  await page.waitForSelector('tr.trajectory[data-seq="4"]', { timeout: 15_000 });
+  assert.equal(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 42, "no reload");
+
   // a key ticked in the picker gets its own chart; NaN values are left out of the line
   await page.check('input[data-key="optim/grad_norm"]');
   await page.waitForSelector('figure.curve[data-key="optim/grad_norm"] svg');
@@ -197,6 +203,15 @@ test("trajectory filters, pass@k of an eval run, the comparison page, and no con
   await page.goto(`${dashboard.url}/${compare}`);
   await page.waitForSelector("section.curves figure.curve svg");
   assert.equal(await page.$$eval("section.compare li", (elements) => elements.length), 2);
+  await page.waitForSelector("section.compare section.pass-at-k svg");
+  assert.equal(
+    await page.$$eval(
+      "section.compare section.pass-at-k g.mark-symbol.role-mark path",
+      (elements) => elements.length,
+    ),
+    3,
+    "the eval run's overall pass@1,2,4",
+  );
 
   assert.deepEqual(chrome.errors, [], "no console error on any page so far");
 

@@ -1,6 +1,7 @@
 /** Several runs' curves on the same charts (the runs page's "compare selected"). */
 import type { RunDetail } from "../run-rows.ts";
 import { getJson } from "./api.ts";
+import { drawChart } from "./chart.ts";
 import { type CurvesPanel, curvesPanel } from "./curves.ts";
 import { h, replace } from "./dom.ts";
 import { link } from "./routes.ts";
@@ -39,6 +40,27 @@ export function compareView(runKeys: readonly string[]): View {
       panel.element,
     );
     await panel.refresh();
+    // The overall pass@k curve of every run that logged one (eval runs, RL boundary steps).
+    const curves = runs.flatMap((run) =>
+      run.passAtK
+        .filter((point) => point.series === "eval")
+        .map((point) => ({ series: label(run), x: point.k, y: point.value, raw: point.value })),
+    );
+    if (curves.length > 0) {
+      const holder = h("div", { class: "chart" });
+      element.append(h("section", { class: "pass-at-k" }, h("h2", {}, "pass@k"), holder));
+      await drawChart(
+        holder,
+        {
+          title: "pass@k (latest step of each run)",
+          xTitle: "k",
+          yTitle: "pass@k",
+          logX: true,
+          points: true,
+        },
+        curves,
+      );
+    }
   }
 
   async function refresh(): Promise<void> {

@@ -173,7 +173,9 @@ export function trajectoryList(runKey: string, detail: RunDetail): TrajectoryLis
     ),
     setFacets(next) {
       const changed = JSON.stringify(next.trajectories) !== JSON.stringify(facets);
+      const grew = next.trajectories.total !== facets.total;
       facets = next.trajectories;
+      if (grew) void load(); // a live run stored new episodes
       if (changed && !controls.contains(document.activeElement)) renderControls();
     },
     load,
