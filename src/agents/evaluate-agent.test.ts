@@ -17,6 +17,7 @@ import { stepCountIs, streamText, tool } from "ai";
 import { z } from "zod";
 import aiSdkAgent from "../../examples/agents/ai-sdk.ts";
 import openaiAgent from "../../examples/agents/openai.ts";
+import openaiAgentsAgent from "../../examples/agents/openai-agents.ts";
 import type { GatewayCall } from "../gateway/types.ts";
 import { resolvePolicy } from "../policy/resolve.ts";
 import { episodeKey, openRunDirectory } from "../store/index.ts";
@@ -135,6 +136,19 @@ test("AI SDK agent (generateText, zod tools), and a streaming one, are recorded 
   };
   const { calls } = await checkAgainstBase(streaming, "streaming", 1, 4);
   assert.ok(calls.length > 0 && calls.every((call) => call.stream), "every call was streamed and recorded");
+});
+
+test("OpenAI Agents SDK agent on its default Responses API is recorded exactly", async () => {
+  const { calls } = await checkAgainstBase(
+    openaiAgentsAgent as unknown as AgentFunction,
+    "examples/agents/openai-agents.ts",
+    1,
+    4,
+  );
+  assert.ok(
+    calls.length > 1 && calls.every((call) => call.api === "responses"),
+    "it spoke the Responses API",
+  );
 });
 
 const toolSpecs = [
