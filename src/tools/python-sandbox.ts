@@ -151,7 +151,7 @@ export class PythonSandboxPool {
         ],
         { stdio: "ignore", env: {} },
       );
-      child.unref();
+      // Kept referenced: a caller awaiting its first interpreter must keep the host alive meanwhile.
       const timer = setTimeout(() => child.kill("SIGKILL"), START_TIMEOUT_MS);
       timer.unref();
       child.on("exit", (code) => {

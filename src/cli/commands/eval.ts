@@ -194,6 +194,9 @@ function budgetsOf(raw: EvalCommandOptions, defaults: EpisodeBudgets): EpisodeBu
     ...(raw.maxTokens !== undefined
       ? { maxTokens: parseNumber("--max-tokens", raw.maxTokens, { integer: true, min: 1 }) }
       : {}),
+    // The python tool bounds the program itself (5 s); a call may first wait for a fresh interpreter
+    // while a full batch of episodes calls it, which the episode's tool timeout must not count as a hang.
+    ...(raw.python ? { toolTimeoutMs: Math.max(defaults.toolTimeoutMs, 120_000) } : {}),
   };
 }
 
