@@ -167,7 +167,11 @@ export class PythonSandboxPool {
   async warm(): Promise<void> {
     await this.startable();
     while (!this.closed && this.idle.length < this.poolSize) this.idle.push(this.start());
-    await Promise.all(this.idle.map((sandbox) => sandbox.ready));
+    // Awaited loads keep the host alive; idle children again release it once loaded.
+    const loading = [...this.idle];
+    for (const sandbox of loading) this.idleRefs(sandbox, true);
+    await Promise.all(loading.map((sandbox) => sandbox.ready));
+    for (const sandbox of loading) if (this.idle.includes(sandbox)) this.idleRefs(sandbox, false);
   }
 
   /** Kills the idle processes; running jobs finish. */
