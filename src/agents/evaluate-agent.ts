@@ -20,6 +20,7 @@ import { writeEvalFiles } from "../eval/eval-files.ts";
 import {
   configDifferences,
   EVAL_TASKS_STATE_KEY,
+  EVAL_TOKENIZER_STATE_KEY,
   type EvalConfig,
   type EvalProgress,
   type EvalResult,
@@ -28,6 +29,7 @@ import {
   resolveEvalTasks,
 } from "../eval/run-eval.ts";
 import { countByTask, countTotals } from "../eval/task-counts.ts";
+import { tokenizerFingerprint } from "../eval/tokenizer-fingerprint.ts";
 import { type ResolveUpstreamOptions, resolveUpstream } from "../gateway/resolve-upstream.ts";
 import { startGateway } from "../gateway/server.ts";
 import {
@@ -136,7 +138,12 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
       onCall: (call) =>
         store.setState(run.id, `gateway/calls/${call.episodeId}/${String(call.seq).padStart(4, "0")}`, call),
     });
-    if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+    if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) {
+      store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+      // Lets perplexity and exports reuse the stored ids instead of re-encoding the texts.
+      if (upstream.tokenizer)
+        store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(upstream.tokenizer));
+    }
     const stored = store.episodeKeys(run.id);
     const pending: { task: Task; sample: number; key: string }[] = [];
     for (let sample = 0; sample < config.n; sample++)

@@ -10,7 +10,7 @@ import { resolvePolicy } from "../policy/resolve.ts";
 import { SCRIPTED_POLICY_NAMES } from "../policy/scripted/index.ts";
 import { startChatServer } from "../serve/server.ts";
 import { worldTaskResolver } from "../serve/world-tasks.ts";
-import type { Policy } from "../types/policy.ts";
+import type { Policy, Tokenizer } from "../types/policy.ts";
 import { httpUpstream, type Upstream } from "./upstream.ts";
 
 export interface ResolveUpstreamOptions {
@@ -33,8 +33,14 @@ export async function resolveUpstream(spec: string, options: ResolveUpstreamOpti
     return httpUpstream({ ...endpoint, ...(apiKey ? { apiKey } : {}), tokenIds: options.tokenIds ?? true });
   }
   const model = (SCRIPTED_POLICY_NAMES as readonly string[]).includes(spec) ? spec : basename(resolve(spec));
+  const load = options.loadPolicy ?? ((sampling) => resolvePolicy(spec, sampling));
+  let tokenizer: Tokenizer | undefined;
   const server = await startChatServer({
-    loadPolicy: options.loadPolicy ?? ((sampling) => resolvePolicy(spec, sampling)),
+    loadPolicy: async (sampling) => {
+      const policy = await load(sampling);
+      tokenizer ??= policy.tokenizer;
+      return policy;
+    },
     model,
     port: 0,
     defaults: {
@@ -46,5 +52,5 @@ export async function resolveUpstream(spec: string, options: ResolveUpstreamOpti
     log: () => {},
   });
   const upstream = httpUpstream({ baseURL: server.url, model, tokenIds: true });
-  return { ...upstream, close: () => server.close() };
+  return { ...upstream, ...(tokenizer ? { tokenizer } : {}), close: () => server.close() };
 }

@@ -4,9 +4,11 @@
  * in a record or a log line. Responses are size-limited and time-limited; a non-JSON or oversized
  * body is an error the caller records.
  */
+
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Readable } from "node:stream";
+import type { Tokenizer } from "../types/policy.ts";
 
 export interface UpstreamOptions {
   /** Base URL ending in `/v1`. */
@@ -34,6 +36,8 @@ export interface Upstream {
   /** Reads a whole JSON body within the size limit. */
   readJson(response: Response): Promise<unknown>;
   readonly maxResponseBytes: number;
+  /** The model's tokenizer when it runs in this process (ids can then be told apart from another model's). */
+  readonly tokenizer?: Tokenizer;
   close?(): Promise<void>;
 }
 

@@ -52,7 +52,12 @@ import { adamw } from "../engine/optim.ts";
 import { warmupCosine } from "../engine/schedule.ts";
 import { createTrainer, type TrainState } from "../engine/train.ts";
 import { disposeTree, refTree } from "../engine/tree.ts";
-import { DEFAULT_BUDGETS, type EpisodeSpec, runEpisodes } from "../env/run-episodes.ts";
+import {
+  DEFAULT_BUDGETS,
+  type EpisodeSpec,
+  type RunEpisodesOptions,
+  runEpisodes,
+} from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
 import { loadModelCheckpoint, saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
 import type { GptConfig } from "../policy/embedded/config.ts";
@@ -139,6 +144,8 @@ export interface TrainRlOptions {
   transformBatch?: (batch: RlUpdateBatch) => void | Promise<void>;
   /** Train in this environment instead of on world tasks (`config.families`, `noise`, `reward`). */
   env?: RlEnvironment;
+  /** Samples the step's episodes with the live policy another way (a user's agent through the gateway: src/agents); default `runEpisodes`. */
+  rollout?: (options: RunEpisodesOptions) => Promise<Trajectory[]>;
 }
 
 export interface RlResult {
@@ -409,7 +416,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
           }
         });
         if (round > 0) extraEpisodes += specs.length;
-        const sampled = await runEpisodes({
+        const sampled = await (options.rollout ?? runEpisodes)({
           policy,
           episodes: specs,
           tools,

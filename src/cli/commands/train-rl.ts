@@ -11,6 +11,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { agentRollout } from "../../agents/agent-rollout.ts";
+import { loadAgent } from "../../agents/load-agent.ts";
 import { REWARD_PRESETS } from "../../reward/index.ts";
 import { parseRlConfig, RL_ESTIMATORS, type RlConfig } from "../../rl/config.ts";
 import { trainRl } from "../../rl/train.ts";
@@ -45,6 +47,8 @@ interface RlCommandOptions {
   runs: string;
   runId?: string;
   json?: boolean;
+  agent?: string;
+  agentTimeout?: string;
 }
 
 const INTEGER_FLAGS = [
@@ -129,7 +133,18 @@ export function registerRl(train: Command): void {
     .option("--runs <dir>", "root folder of run directories", "runs")
     .option("--run-id <id>", "name of the run directory (default rl-<name>-<time>)")
     .option("--json", "print the result as JSON")
+    .option(
+      "--agent <module>",
+      "roll out your agent module (as `agentrl eval --agent`) through the gateway on the live policy; give it again with --resume",
+    )
+    .option("--agent-timeout <seconds>", "--agent: seconds an episode may run", "120")
     .action(async (options: RlCommandOptions) => {
+      const rollout = options.agent
+        ? agentRollout({
+            agent: await loadAgent(options.agent),
+            timeoutMs: parseNumber("--agent-timeout", options.agentTimeout ?? "120", { min: 0.001 }) * 1000,
+          })
+        : undefined;
       const run = openTrainingRun({
         kind: "rl",
         resume: options.resume,
@@ -148,6 +163,7 @@ export function registerRl(train: Command): void {
             ...run,
             runDir: directory,
             signal,
+            ...(rollout ? { rollout } : {}),
             onProgress: ({ step, metrics, warning }) => {
               if (warning) process.stderr.write(`\nWARNING ${warning}\n`);
               if (step === 0) return;
