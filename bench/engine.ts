@@ -2,7 +2,8 @@
  * Engine throughput on the reference model (V=256, d=128, 4 layers, 4 heads, FF=512, pre-LN,
  * GELU, learned positions, the PyTorch anchor's model): a fused AdamW train step (B=32, T=64),
  * per-token log-prob scoring (B=64, T=64) and KV-cache sampling (B=64, 16-token prompt, 48 new
- * tokens). When PyTorch is installed (`apt-get install python3-torch libopenblas0-pthread`) the
+ * tokens), on the default engine and, in a child process, on the other one (ONNX Runtime or
+ * jax-js: `onnx_*` / `jax_*` keys, and `*_vs_jax` ratios). When PyTorch is installed (`apt-get install python3-torch libopenblas0-pthread`) the
  * anchor `../shared/anchors/torch_reference.py` runs in the same process tree right after, and the
  * `*_vs_torch` keys are our throughput divided by its (null without PyTorch).
  */
@@ -11,6 +12,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createRng } from "../src/core/random.ts";
+import { type EngineName, engineName } from "../src/engine/backend.ts";
 import { engineThreads } from "../src/engine/exec.ts";
 import { keyFromSeed } from "../src/engine/init.ts";
 import { createTrainer } from "../src/engine/train.ts";
@@ -123,23 +125,52 @@ async function torchReference(): Promise<Record<string, number> | null> {
   }
 }
 
+/** The three figures on the engine this process runs (AGENTRL_ENGINE). */
+async function engineFigures(): Promise<{ train: number; score: number; sample: number }> {
+  return { train: await benchTrain(), score: await benchScore(), sample: await benchSample() };
+}
+
+/**
+ * The figures on another engine, in a child process: the engine decides at start-up whether
+ * jax-js runs its worker pool (only for jax), so each engine is measured as a user would run it.
+ */
+async function otherEngineFigures(engine: EngineName): Promise<{ train: number; score: number; sample: number }> {
+  const script = fileURLToPath(import.meta.url);
+  const { stdout } = await promisify(execFile)(process.execPath, [script, "--figures"], {
+    env: { ...process.env, AGENTRL_ENGINE: engine },
+    timeout: 15 * 60 * 1000,
+  });
+  return JSON.parse(stdout.trim().split("\n").pop() ?? "{}");
+}
+
 export async function benchEngine(): Promise<Record<string, number | null>> {
-  const train = await benchTrain();
-  const score = await benchScore();
-  const sample = await benchSample();
+  const engine = engineName();
+  const other: EngineName = engine === "onnx" ? "jax" : "onnx";
+  const ours = await engineFigures();
+  const theirs = await otherEngineFigures(other);
   const torch = await torchReference();
   const torchTrain = torch?.train_tok_per_s ?? null;
   const torchScore = torch ? (64 * 64) / (torch.logprobs_B64_T64_ms / 1000) : null;
   const torchSample = torch?.sample_kvcache_tok_per_s ?? null;
-  const ratio = (ours: number, theirs: number | null) => (theirs ? ours / theirs : null);
+  const ratio = (a: number, b: number | null) => (b ? a / b : null);
   return {
+    engine_onnx: engine === "onnx" ? 1 : 0,
     engine_threads: engineThreads(),
-    train_tokens_per_s: train,
-    score_tokens_per_s: score,
-    sample_tokens_per_s: sample,
-    train_vs_torch: ratio(train, torchTrain),
-    score_vs_torch: ratio(score, torchScore),
-    sample_vs_torch: ratio(sample, torchSample),
+    train_tokens_per_s: ours.train,
+    score_tokens_per_s: ours.score,
+    sample_tokens_per_s: ours.sample,
+    train_vs_torch: ratio(ours.train, torchTrain),
+    score_vs_torch: ratio(ours.score, torchScore),
+    sample_vs_torch: ratio(ours.sample, torchSample),
+    [`${other}_train_tokens_per_s`]: theirs.train,
+    [`${other}_score_tokens_per_s`]: theirs.score,
+    [`${other}_sample_tokens_per_s`]: theirs.sample,
+    [`${other}_train_vs_torch`]: ratio(theirs.train, torchTrain),
+    [`${other}_score_vs_torch`]: ratio(theirs.score, torchScore),
+    [`${other}_sample_vs_torch`]: ratio(theirs.sample, torchSample),
+    [`train_vs_${other}`]: ours.train / theirs.train,
+    [`score_vs_${other}`]: ours.score / theirs.score,
+    [`sample_vs_${other}`]: ours.sample / theirs.sample,
     torch_train_tokens_per_s: torchTrain,
     torch_score_tokens_per_s: torchScore,
     torch_sample_tokens_per_s: torchSample,
@@ -147,5 +178,5 @@ export async function benchEngine(): Promise<Record<string, number | null>> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(JSON.stringify(await benchEngine()));
+  console.log(JSON.stringify(process.argv.includes("--figures") ? await engineFigures() : await benchEngine()));
 }

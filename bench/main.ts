@@ -9,11 +9,14 @@ import { benchEnv } from "./env.ts";
 const { values } = parseArgs({
   options: { json: { type: "boolean", default: false }, only: { type: "string" } },
 });
+const figures: Record<string, number | null> = {};
 const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   env: benchEnv,
   engine: async () => (await import("./engine.ts")).benchEngine(),
   rl: async () => (await import("./rl.ts")).benchRl(),
   eval: async () => (await import("./eval.ts")).benchEval(),
+  // After eval and rl: their episodes/s against the PyTorch agent-loop reference.
+  loop: async () => (await import("./agent-loop.ts")).benchAgentLoop(figures),
 };
 const selected = values.only ? values.only.split(",") : Object.keys(suites);
 for (const name of selected) {
@@ -22,7 +25,6 @@ for (const name of selected) {
     process.exit(2);
   }
 }
-const figures: Record<string, number | null> = {};
 for (const name of selected) {
   if (!values.json) process.stderr.write(`bench: ${name}…\n`);
   Object.assign(figures, await suites[name]());

@@ -3,6 +3,7 @@
  * on the program; `--help` works on every one of them.
  */
 import { Command } from "commander";
+import { ENGINES, parseEngine, setEngine } from "../engine/backend.ts";
 import { commands } from "./commands/index.ts";
 
 const [major] = process.versions.node.split(".").map(Number);
@@ -19,8 +20,19 @@ export function buildProgram(): Command {
     .name("agentrl")
     .description("Train and measure tool-using agents with reinforcement learning")
     .showHelpAfterError()
+    .option(
+      "--engine <name>",
+      `numeric engine for the embedded model: ${ENGINES.join(" or ")} (default: AGENTRL_ENGINE, else onnx)`,
+    )
     .exitOverride((error) => {
       throw error;
+    })
+    .hook("preAction", (command) => {
+      const engine = command.opts().engine;
+      if (engine === undefined) return;
+      setEngine(parseEngine(engine, "--engine"));
+      // Child processes (recipe stages, workers) start on the same engine.
+      process.env.AGENTRL_ENGINE = engine;
     });
   for (const register of commands) register(program);
   return program;
