@@ -145,7 +145,13 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
     if (raw.json) {
       console.log(
         JSON.stringify(
-          { directory: result.directory, files: result.files, metrics: result.metrics, ...evalJson(result) },
+          {
+            directory: result.directory,
+            files: result.files,
+            metrics: result.metrics,
+            episodes: result.episodes,
+            ...evalJson(result),
+          },
           null,
           2,
         ),
