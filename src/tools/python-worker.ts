@@ -109,6 +109,7 @@ async function disableNetwork() {
   const http = await import("node:http");
   const https = await import("node:https");
   const http2 = await import("node:http2");
+  const dns = await import("node:dns");
   for (const proto of [net.Socket.prototype, net.Server.prototype, dgram.Socket.prototype]) {
     for (const name of ["connect", "listen", "bind", "send", "addMembership"]) {
       if (name in proto) Object.defineProperty(proto, name, { value: denied, writable: false });
@@ -124,6 +125,13 @@ async function disableNetwork() {
   ]) {
     for (const name of ["connect", "createConnection", "request", "get", "createSocket", "createServer"]) {
       if (name in module) Object.defineProperty(module, name, { value: denied, writable: false });
+    }
+  }
+  // DNS queries leave the machine too (a name can carry data).
+  for (const module of [dns.default, dns.default.promises] as unknown as Record<string, unknown>[]) {
+    for (const name of Object.keys(module)) {
+      if (typeof module[name] === "function")
+        Object.defineProperty(module, name, { value: denied, writable: false });
     }
   }
   for (const name of ["fetch", "WebSocket", "EventSource", "XMLHttpRequest", "require"]) {

@@ -9,7 +9,7 @@
  *
  * `serve` exposes `search` and `calc` over the world of `--seed` (with `--noise` split evenly over
  * error, empty, timeout and corrupted, seeded by `--noise-seed`), plus the sandboxed `code` tool with
- * `--code`. The token may also come from AGENTRL_MCP_TOKEN.
+ * `--code` and the sandboxed `python` tool with `--python`. The token may also come from AGENTRL_MCP_TOKEN.
  */
 import type { Command } from "commander";
 import { connectMcpTools, type McpServerSpec, serveHttp, serveStdio } from "../../mcp/index.ts";
