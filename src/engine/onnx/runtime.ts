@@ -53,7 +53,10 @@ export interface RuntimeOptions {
   threads?: number;
   /** ORT graph optimisation level (default "all"). */
   optimization?: "disabled" | "basic" | "extended" | "all";
-  /** Write an ORT profile with this file prefix (enableProfiling). */
+  /**
+   * Write an ORT profile (enableProfiling) with this file prefix; default: AGENTRL_ORT_PROFILE
+   * when set (every session profiles; `endProfiling()` writes the file).
+   */
   profilePrefix?: string;
 }
 
@@ -81,6 +84,7 @@ export class OrtProgram {
 
   constructor(model: Uint8Array, inputs: IoSpec[], outputs: IoSpec[], options: RuntimeOptions = {}) {
     const { binding } = ort();
+    const profilePrefix = options.profilePrefix ?? (process.env.AGENTRL_ORT_PROFILE || undefined);
     this.#session = new binding.InferenceSession();
     this.#session.loadModel(model.buffer, model.byteOffset, model.byteLength, {
       executionProviders: [{ name: "cpu" }],
@@ -88,8 +92,8 @@ export class OrtProgram {
       interOpNumThreads: 1,
       executionMode: "sequential",
       graphOptimizationLevel: options.optimization ?? "all",
-      enableProfiling: options.profilePrefix !== undefined,
-      profileFilePrefix: options.profilePrefix,
+      enableProfiling: profilePrefix !== undefined,
+      profileFilePrefix: profilePrefix,
       logSeverityLevel: 3,
       extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     });
