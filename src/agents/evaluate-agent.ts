@@ -32,6 +32,8 @@ import { countByTask, countTotals } from "../eval/task-counts.ts";
 import { tokenizerFingerprint } from "../eval/tokenizer-fingerprint.ts";
 import { type ResolveUpstreamOptions, resolveUpstream } from "../gateway/resolve-upstream.ts";
 import { startGateway } from "../gateway/server.ts";
+import { toolSpecsFromRequest } from "../serve/context.ts";
+import type { ChatTool } from "../serve/request.ts";
 import {
   createRunDirectory,
   DEFAULT_RUNS_ROOT,
@@ -131,12 +133,19 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
       ...(options.topP !== undefined ? { topP: options.topP } : {}),
       maxTokens: maxTurnTokens,
     });
+    let toolsRecorded = store.toolSpecs(run.id) !== undefined;
     gateway = await startGateway({
       upstream,
       token,
       policyId: config.policy,
-      onCall: (call) =>
-        store.setState(run.id, `gateway/calls/${call.episodeId}/${String(call.seq).padStart(4, "0")}`, call),
+      onCall: (call) => {
+        // The tools the agent offered, once, for exports (`tools` of the OpenAI JSONL).
+        if (!toolsRecorded && Array.isArray(call.request.tools) && call.request.tools.length > 0) {
+          store.setToolSpecs(run.id, toolSpecsFromRequest(call.request.tools as ChatTool[]));
+          toolsRecorded = true;
+        }
+        store.setState(run.id, `gateway/calls/${call.episodeId}/${String(call.seq).padStart(4, "0")}`, call);
+      },
     });
     if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) {
       store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);

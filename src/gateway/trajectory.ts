@@ -66,8 +66,15 @@ function messagesOf(call: GatewayCall): Message[] {
   return Array.isArray(messages) ? (messages as Message[]) : [];
 }
 
+/**
+ * The prompt's text: the user messages of the call (the question, as exports expect it); the
+ * whole request, system messages included, stays in the recorded call.
+ */
 function renderMessages(messages: readonly Message[]): string {
-  return messages.map((message) => `${String(message.role)}: ${contentText(message.content)}`).join("\n");
+  return messages
+    .filter((message) => message.role === "user")
+    .map((message) => contentText(message.content))
+    .join("\n");
 }
 
 function startsWith(ids: readonly number[], prefix: readonly number[]): boolean {
@@ -91,9 +98,8 @@ function chosen(call: GatewayCall, next: GatewayCall | undefined): RecordedChoic
 
 function turnOf(index: number, choice: RecordedChoice): Turn {
   const calls = choice.toolCalls;
-  const text = [choice.content ?? "", ...calls.map((call) => `${call.name}(${call.arguments})`)]
-    .filter(Boolean)
-    .join("\n");
+  // The message's content; its tool call is the action (exports render it as `tool_calls`).
+  const text = choice.content ?? "";
   let action: Turn["action"];
   if (calls.length > 0) {
     const [first] = calls;
