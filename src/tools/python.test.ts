@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { createServer, type Server } from "node:net";
 import { after, before, test } from "node:test";
+import { pathToFileURL } from "node:url";
 import { callTool } from "./call-tool.ts";
 import { createPythonTool } from "./python.ts";
 import { PythonSandboxPool } from "./python-sandbox.ts";
@@ -105,6 +108,27 @@ print("\\n".join(out))
   assert.equal((await run("import os; os.path.exists('/tmp/x')")).content, "=> False");
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.equal(received, 0, "a byte reached the loopback server");
+});
+
+test("control: the same escapes work in plain Pyodide, so the probes above test something", () => {
+  // Plain Pyodide in a throwaway child process (never in this process): js is the host's globals,
+  // and a proxy's constructor is the host's Function.
+  const pyodide = pathToFileURL(createRequire(import.meta.url).resolve("pyodide/pyodide.mjs")).href;
+  const script = `const { loadPyodide } = await import(${JSON.stringify(pyodide)});
+const py = await loadPyodide({ stdout: (line) => console.log(line) });
+py.runPython(process.argv[1]);`;
+  const probe = `
+import js
+print("js", js.process.pid > 0)
+from pyodide.ffi import to_js
+fs = to_js({}).constructor.constructor("return process.getBuiltinModule('fs')")()
+print("fs", fs.existsSync("${process.cwd()}/package.json"))
+`;
+  const plain = spawnSync(process.execPath, ["--input-type=module", "-e", script, probe], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(plain.stdout.trim(), "js True\nfs True", plain.stderr);
 });
 
 test("a runaway loop is a timeout, a huge allocation or deep recursion an error, floods are cut; the host is unharmed", async () => {
