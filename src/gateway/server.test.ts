@@ -308,3 +308,29 @@ test("Responses API: function tools, input items and previous_response_id become
     await close();
   }
 });
+
+test("an upstream whose next prompt does not extend the last one: the break is counted, not merged", async () => {
+  // The fake's prompt ids are 1..(number of messages): call 2's [1 2 3] does not start with
+  // call 1's prompt + completion [1 101].
+  const { gateway, close } = await setup();
+  try {
+    const client = new OpenAI({ baseURL: gateway.episodeURL("ep-b"), apiKey: "x", maxRetries: 0 });
+    const question = { role: "user" as const, content: "hi" };
+    const first = await client.chat.completions.create({ model: "m", messages: [question] });
+    const reply = { role: "assistant" as const, content: first.choices[0].message.content };
+    await client.chat.completions.create({
+      model: "m",
+      messages: [question, reply, { role: "user", content: "more" }],
+    });
+    const built = gateway.finishEpisode("ep-b", { finalAnswer: "answer 102" });
+    assert.equal(built.prefixBreaks, 1);
+    assert.equal(gateway.stats.prefixBreaks, 1);
+    assert.equal(built.trajectory.turns.length, 2);
+    const info = built.trajectory.info?.gateway as
+      | { segments: { prompt: { tokenIds: number[] } }[] }
+      | undefined;
+    assert.deepEqual(info?.segments[0].prompt.tokenIds, [1, 2, 3]);
+  } finally {
+    await close();
+  }
+});
