@@ -280,13 +280,14 @@ async function main() {
     writeFileSync(settings.snapshotPath, pyodide.makeMemorySnapshot());
     return;
   }
+  // Before wheels load: anything that tried a CDN would fail here instead of fetching.
+  await disableNetwork();
   if (settings.wheels.length > 0) {
     await pyodide.loadPackage(
       settings.wheels.map((path) => `file://${path}`),
       { messageCallback: () => {}, errorCallback: () => {} },
     );
   }
-  await disableNetwork();
   pyodide.unregisterJsModule("js");
   pyodide.unregisterJsModule("pyodide_js");
   pyodide.runPython(PRELUDE);

@@ -1,15 +1,71 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { pathToFileURL } from "node:url";
+import { crc32 } from "node:zlib";
 import { callTool } from "./call-tool.ts";
 import { createPythonTool } from "./python.ts";
 import { PythonSandboxPool } from "./python-sandbox.ts";
 
+/** A zip of stored (uncompressed) files: enough for a pure-Python wheel. */
+function storedZip(files: Record<string, string>): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const [name, text] of Object.entries(files)) {
+    const data = Buffer.from(text);
+    const path = Buffer.from(name);
+    const crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(path.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(path.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, path, data);
+    centrals.push(central, path);
+    offset += local.length + path.length + data.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(centrals.length / 2, 8);
+  end.writeUInt16LE(centrals.length / 2, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+// A local wheel folder (pure Python, installed offline into every interpreter).
+const wheels = mkdtempSync(join(tmpdir(), "agentrl-wheels-"));
+const info = "agentrl_demo-1.0.dist-info";
+writeFileSync(
+  join(wheels, "agentrl_demo-1.0-py3-none-any.whl"),
+  storedZip({
+    "agentrl_demo/__init__.py": "def triple(x):\n    return 3 * x\n",
+    [`${info}/METADATA`]: "Metadata-Version: 2.1\nName: agentrl_demo\nVersion: 1.0\n",
+    [`${info}/WHEEL`]: "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    [`${info}/RECORD`]: "",
+  }),
+);
+
 // One warm pool for the file: each call still gets its own fresh process (the pool refills).
-const pool = new PythonSandboxPool({ poolSize: 2, memoryBytes: 128 * 1024 * 1024 });
+const pool = new PythonSandboxPool({ poolSize: 2, memoryBytes: 128 * 1024 * 1024, wheelsDir: wheels });
 const python = createPythonTool({ pool, timeoutMs: 3000, maxOutputChars: 200 });
 const run = (code: string) => python.call({ code });
 
@@ -25,6 +81,7 @@ before(async () => {
 });
 after(() => {
   pool.close();
+  rmSync(wheels, { recursive: true, force: true });
   server.close();
 });
 
@@ -41,6 +98,8 @@ test("printed output and the last expression's repr come back; errors name the l
     injected: false,
   });
   assert.equal((await run("def f(:\n  pass")).status, "error");
+  // A wheel from the local folder is importable (loaded offline at start).
+  assert.equal((await run("import agentrl_demo\nagentrl_demo.triple(14)")).content, "=> 42");
   // State does not survive a call: each runs in a fresh interpreter.
   await run("import builtins; builtins.leak = 1");
   assert.equal((await run("hasattr(__import__('builtins'), 'leak')")).content, "=> False");
