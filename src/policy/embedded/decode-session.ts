@@ -178,6 +178,7 @@ export class DecodeSession {
   /** Empties a slot for a new sequence. */
   reset(slot: number): void {
     const state = this.#slot(slot);
+    this.#host?.reset(slot);
     state.sequence = [];
     state.written = 0;
     state.base = 0;

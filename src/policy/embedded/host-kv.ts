@@ -37,7 +37,7 @@ export function forwardHostChunk(
   withLogits: boolean,
 ): JaxArray[] {
   const [B, C] = ids.shape;
-  const S = config.maxLen;
+  const S = keys[0].shape[2]; // the caches' capacity (≤ maxLen)
   const chunkIndex = np.arange(C, undefined, undefined, { dtype: np.int32 }).reshape([1, C]);
   const positions = start.ref.reshape([B, 1]).add(chunkIndex.ref); // [B,C]
   const keyIndex = np.arange(S, undefined, undefined, { dtype: np.int32 }).reshape([1, 1, S]);
@@ -52,7 +52,7 @@ export function forwardHostChunk(
     .reshape([B, 1, C, C]); // [B,1,C,C']: earlier chunk tokens up to this one
   const wte = params.wte;
   // Padding tokens of a row near the end may run past maxLen: clamp their (unused) positions.
-  const clamped = np.minimum(positions, S - 1);
+  const clamped = np.minimum(positions, config.maxLen - 1);
   let x = np.take(wte.ref, ids, 0).add(np.take(params.wpe, clamped, 0)); // [B,C,D]
   const newKeys: JaxArray[] = [];
   const newValues: JaxArray[] = [];
@@ -92,7 +92,7 @@ export function forwardHostChunk(
 }
 
 const programs = new Map<string, Compiled>();
-const MAX_PROGRAMS = 24;
+const MAX_PROGRAMS = 48;
 
 function chunkProgram(
   config: GptConfig,
@@ -100,11 +100,12 @@ function chunkProgram(
   rows: number,
   chunk: number,
   withLogits: boolean,
+  S: number,
 ) {
-  const key = JSON.stringify([config, rows, chunk, withLogits]);
+  const key = JSON.stringify([config, rows, chunk, withLogits, S]);
   let program = programs.get(key);
   if (!program) {
-    const { nLayers: L, nHeads: H, dModel, maxLen: S } = config;
+    const { nLayers: L, nHeads: H, dModel } = config;
     const K = dModel / H;
     const cache = () => Array.from({ length: L }, () => abstractInput([rows, H, S, K], "float32"));
     const abstract = [
@@ -130,13 +131,29 @@ function chunkProgram(
   return program as Extract<Compiled, { kind: "onnx" }>;
 }
 
-/** Host caches and the programs that extend them, for `rows` sequences of one model. */
+/** Cache capacities: powers of two from 64, then maxLen (one program per capacity in use). */
+function capacityFor(needed: number, maxLen: number): number {
+  let capacity = Math.min(64, maxLen);
+  while (capacity < needed) capacity = Math.min(maxLen, capacity * 2);
+  return capacity;
+}
+
+/**
+ * Host caches and the programs that extend them, for `rows` sequences of one model. The caches
+ * hold `capacity` positions per row, the smallest bucket that fits the longest live row (attention
+ * reads the whole capacity, so short sequences cost less, as PyTorch's growing caches do); they
+ * are copied into a larger bucket when a row outgrows it and into a smaller one when every row has
+ * become short again (after resets).
+ */
 export class HostKvCache {
   readonly rows: number;
   readonly config: GptConfig;
   readonly #params: HostData[];
-  readonly #keys: Float32Array[];
-  readonly #values: Float32Array[];
+  #keys: Float32Array[];
+  #values: Float32Array[];
+  #capacity: number;
+  /** Positions cached per row (what a change of capacity must keep). */
+  readonly #lengths: Int32Array;
   readonly #treeOf: GptParams;
 
   /** Reads the params' data once (does not consume them). */
@@ -146,9 +163,47 @@ export class HostKvCache {
     this.config = config;
     this.#treeOf = params;
     this.#params = (jax.tree.leaves(params as never) as JaxArray[]).map((leaf) => takeHostData(leaf.ref));
-    const size = rows * config.maxLen * config.dModel;
-    this.#keys = Array.from({ length: config.nLayers }, () => new Float32Array(size));
-    this.#values = Array.from({ length: config.nLayers }, () => new Float32Array(size));
+    this.#lengths = new Int32Array(rows);
+    this.#capacity = capacityFor(1, config.maxLen);
+    this.#keys = this.#allocate(this.#capacity);
+    this.#values = this.#allocate(this.#capacity);
+  }
+
+  /** Positions each row's cache holds now. */
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  #allocate(capacity: number): Float32Array[] {
+    const size = this.rows * capacity * this.config.dModel;
+    return Array.from({ length: this.config.nLayers }, () => new Float32Array(size));
+  }
+
+  /** Copies every row's cached positions into caches of another capacity. */
+  #resize(capacity: number): void {
+    const H = this.config.nHeads;
+    const K = this.config.dModel / H;
+    const old = this.#capacity;
+    const move = (caches: Float32Array[]) =>
+      caches.map((cache) => {
+        const next = new Float32Array(this.rows * H * capacity * K);
+        for (let b = 0; b < this.rows; b++) {
+          const keep = Math.min(this.#lengths[b], capacity) * K;
+          for (let h = 0; h < H; h++) {
+            const from = (b * H + h) * old * K;
+            next.set(cache.subarray(from, from + keep), (b * H + h) * capacity * K);
+          }
+        }
+        return next;
+      });
+    this.#keys = move(this.#keys);
+    this.#values = move(this.#values);
+    this.#capacity = capacity;
+  }
+
+  /** Forgets a row's cached positions (a new sequence starts there). */
+  reset(row: number): void {
+    this.#lengths[row] = 0;
   }
 
   /**
@@ -161,8 +216,16 @@ export class HostKvCache {
     const L = config.nLayers;
     const H = config.nHeads;
     const K = config.dModel / H;
-    const S = config.maxLen;
     const V = config.vocabSize;
+    // The capacity that fits every live row and this step's tokens.
+    let needed = 1;
+    count.forEach((n, b) => {
+      if (n > 0) this.#lengths[b] = Math.max(this.#lengths[b], start[b] + n);
+    });
+    for (const length of this.#lengths) needed = Math.max(needed, length);
+    const fits = capacityFor(needed, config.maxLen);
+    if (fits > this.#capacity || fits * 2 <= this.#capacity) this.#resize(fits);
+    const S = this.#capacity;
     // Run only a window of rows [lo, lo + size) that covers every row with work: the caches'
     // rows are contiguous, so the window's caches are subarrays (no copy). Window sizes are
     // powers of two (one program each), so a few programs serve any set of rows.
@@ -180,7 +243,7 @@ export class HostKvCache {
     while (size < last - first + 1) size = Math.min(rows, size * 2);
     const lo = Math.min(first, rows - size);
     const window = (data: Float32Array, perRow: number) => data.subarray(lo * perRow, (lo + size) * perRow);
-    const program = chunkProgram(config, this.#treeOf, size, chunk, withLogits);
+    const program = chunkProgram(config, this.#treeOf, size, chunk, withLogits, S);
     const outputs = program.program.run([
       ...this.#params,
       ...this.#keys.map((cache) => window(cache, H * S * K)),

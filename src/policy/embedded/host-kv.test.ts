@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { keyFromSeed } from "../../engine/init.ts";
+import { np } from "../../engine/jax.ts";
+import { disposeTree, refTree } from "../../engine/tree.ts";
+import type { GptConfig } from "./config.ts";
+import { HostKvCache } from "./host-kv.ts";
+import { gptLogits, initGpt } from "./model.ts";
+
+const config: GptConfig = { vocabSize: 11, dModel: 8, nLayers: 2, nHeads: 2, dFF: 16, maxLen: 160 };
+
+/** Logits of the full causal forward at every position of `ids` (the reference). */
+function fullLogits(params: ReturnType<typeof initGpt>, ids: number[]): Float32Array {
+  const array = np.array(Int32Array.from(ids), { shape: [1, ids.length], dtype: np.int32 });
+  return gptLogits(refTree(params), array, config).dataSync() as Float32Array;
+}
+
+test("host caches grow and shrink between capacities and decode the same logits as the full forward", () => {
+  const params = initGpt(config, keyFromSeed(4));
+  const cache = new HostKvCache(params, config, 2);
+  const V = config.vocabSize;
+  const long = Array.from({ length: 150 }, (_, t) => (t * 7 + 3) % V);
+  const short = Array.from({ length: 20 }, (_, t) => (t * 5 + 1) % V);
+  assert.equal(cache.capacity, 64);
+  // Prefill row 0 in chunks of 8 (row 1 idle), past 64 and 128 positions.
+  for (let start = 0; start < long.length - 1; start += 8) {
+    const n = Math.min(8, long.length - 1 - start);
+    const ids = new Int32Array(16);
+    ids.set(long.slice(start, start + n), 0);
+    cache.step(ids, Int32Array.from([start, 0]), Int32Array.from([n, 0]), false);
+  }
+  assert.equal(cache.capacity, 160);
+  // Decode the last token of row 0 and the first of row 1 together.
+  const logits = cache.step(
+    Int32Array.from([long.at(-1)!, short[0]]),
+    Int32Array.from([long.length - 1, 0]),
+    Int32Array.from([1, 1]),
+    true,
+  )!;
+  const want0 = fullLogits(params, long).subarray((long.length - 1) * V);
+  const want1 = fullLogits(params, short.slice(0, 1));
+  for (let v = 0; v < V; v++) {
+    assert.ok(Math.abs(logits[v] - want0[v]) < 1e-4, `row 0 logit ${v}`);
+    assert.ok(Math.abs(logits[V + v] - want1[v]) < 1e-4, `row 1 logit ${v}`);
+  }
+  // Row 0 ends; row 1 goes on: the caches shrink back to 64 and keep row 1's positions.
+  cache.reset(0);
+  for (let t = 1; t < short.length; t++) {
+    const out = cache.step(
+      Int32Array.from([0, short[t]]),
+      Int32Array.from([0, t]),
+      Int32Array.from([0, 1]),
+      true,
+    )!;
+    if (t === short.length - 1) {
+      const want = fullLogits(params, short).subarray(t * V);
+      for (let v = 0; v < V; v++)
+        assert.ok(Math.abs(out[V + v] - want[v]) < 1e-4, `after shrink, logit ${v}`);
+    }
+  }
+  assert.equal(cache.capacity, 64);
+  disposeTree(params);
+});
