@@ -40,6 +40,12 @@ export class EpisodeLog {
 
 export class EpisodeRegistry {
   private readonly episodes = new Map<string, EpisodeLog>();
+  /** Ids of ended episodes (the most recent 65 536): a late call of an agent that ran past its end is refused. */
+  private readonly ended = new Set<string>();
+
+  isEnded(id: string): boolean {
+    return this.ended.has(id);
+  }
 
   open(id: string, meta: EpisodeMeta = {}): EpisodeLog {
     if (!EPISODE_ID.test(id)) throw new Error(`episode id "${id}" must match ${EPISODE_ID}`);
@@ -60,6 +66,8 @@ export class EpisodeRegistry {
     const episode = this.episodes.get(id);
     if (!episode) return undefined;
     this.episodes.delete(id);
+    this.ended.add(id);
+    if (this.ended.size > 65_536) this.ended.delete(this.ended.values().next().value!);
     episode.controller.abort(new Error(`episode ${id} ended`));
     return episode;
   }

@@ -221,6 +221,11 @@ test("token, body limit, rewards and end over HTTP", async () => {
     assert.equal(end.status, 200);
     assert.deepEqual(await end.json(), { id: "ep-t", turns: 1, endReason: "answer", prefixBreaks: 0 });
     assert.equal(episodes[0].trajectory.outcomeReward, 1);
+    assert.equal(
+      (await post("/episodes/ep-t/v1/chat/completions", chat)).status,
+      409,
+      "a late call of an ended episode",
+    );
     assert.equal(episodes[0].trajectory.turns[0].rewards.posted, 0.5);
   } finally {
     await close();

@@ -279,6 +279,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (typeof header === "string" && header) episodeId = header;
     }
     const openEpisode = (id: string) => {
+      if (registry.isEnded(id))
+        throw new RequestError(409, `episode ${id} has ended; use a new episode id`, null, "episode_ended");
       try {
         return registry.open(id);
       } catch (error) {
