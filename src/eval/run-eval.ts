@@ -82,6 +82,8 @@ export interface EvalToolSetup {
   code: boolean;
   /** The sandboxed Python tool (src/tools/python.ts); absent in older runs. */
   python?: boolean;
+  /** A folder of pure-Python wheels the python tool installs (offline) in every interpreter. */
+  pythonWheels?: string;
   /** Every tool of one MCP server (src/mcp/client.ts), or none. */
   mcp: EvalMcpSetup | null;
 }
@@ -256,6 +258,7 @@ function normalizeToolSetup(setup: EvalToolSetup): EvalToolSetup {
   return {
     code: setup.code === true,
     ...(setup.python === true ? { python: true } : {}),
+    ...(setup.python === true && setup.pythonWheels ? { pythonWheels: setup.pythonWheels } : {}),
     mcp:
       mcp === null
         ? null
@@ -281,7 +284,9 @@ export async function openToolSetup(
 ): Promise<OpenedTools> {
   const base: AnyTool[] = [];
   if (setup.code) base.push(createCodeTool() as AnyTool);
-  if (setup.python) base.push(createPythonTool() as AnyTool);
+  if (setup.python) {
+    base.push(createPythonTool(setup.pythonWheels ? { wheelsDir: setup.pythonWheels } : {}) as AnyTool);
+  }
   let close = async () => {};
   const { mcp } = setup;
   if (mcp) {

@@ -16,6 +16,7 @@
  * episode for `openai:` policies and task files.
  */
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { EpisodeBudgets } from "../../env/run-episodes.ts";
 import { formatCurveTable } from "../../eval/curves.ts";
@@ -54,6 +55,7 @@ interface EvalCommandOptions {
   verifier?: string;
   code?: boolean;
   python?: boolean;
+  pythonWheels?: string;
   mcpCommand?: string;
   mcpUrl?: string;
   mcpToken?: string;
@@ -85,6 +87,7 @@ const FIXED_ON_RESUME = [
   "verifier",
   "code",
   "python",
+  "pythonWheels",
   "mcpCommand",
   "mcpUrl",
   "maxTurns",
@@ -94,7 +97,7 @@ const FIXED_ON_RESUME = [
 
 /** Options that only make sense with world tasks, and those that need a task file. */
 const WORLD_ONLY = ["split", "family", "taskSeed"] as const;
-const FILE_ONLY = ["verifier", "code", "python", "mcpCommand", "mcpUrl", "mcpToken"] as const;
+const FILE_ONLY = ["verifier", "code", "python", "pythonWheels", "mcpCommand", "mcpUrl", "mcpToken"] as const;
 
 /** `--tasks` is a count of world tasks when it is a whole number, else the path of a task file. */
 function isTaskCount(raw: string): boolean {
@@ -162,7 +165,13 @@ function toolSetupOf(raw: EvalCommandOptions, token: string | undefined): EvalTo
     }
     mcp = { url: raw.mcpUrl, token: token !== undefined };
   }
-  return { code: Boolean(raw.code), ...(raw.python ? { python: true } : {}), mcp };
+  if (raw.pythonWheels !== undefined && !raw.python) throw new Error("--python-wheels needs --python");
+  return {
+    code: Boolean(raw.code),
+    ...(raw.python ? { python: true } : {}),
+    ...(raw.pythonWheels !== undefined ? { pythonWheels: resolve(raw.pythonWheels) } : {}),
+    mcp,
+  };
 }
 
 function describeTools(setup: EvalToolSetup | null | undefined): string {
@@ -233,6 +242,10 @@ export function register(program: Command): void {
     .option("--verifier <name>", `answer check of a task file (${VERIFIER_NAMES.join(", ")})`)
     .option("--code", "task files: offer the sandboxed JavaScript code tool")
     .option("--python", "task files: offer the sandboxed Python tool (Pyodide in a locked-down process)")
+    .option(
+      "--python-wheels <dir>",
+      "--python: a folder of pure-Python wheels installed offline (e.g. sympy)",
+    )
     .option(
       "--mcp-command <cmd>",
       'task files: offer the tools of an MCP server started by this command (stdio), e.g. "npx agentrl mcp serve"',

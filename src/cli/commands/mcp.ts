@@ -25,6 +25,7 @@ interface ServeCommandOptions {
   topK: number;
   code?: boolean;
   python?: boolean;
+  pythonWheels?: string;
   transport: string;
   host: string;
   port: number;
@@ -40,13 +41,15 @@ export function servedTools(options: {
   topK?: number;
   code?: boolean;
   python?: boolean;
+  pythonWheels?: string;
 }): AnyTool[] {
   const tools = worldTools(generateWorld(options.seed), {
     topK: options.topK ?? 1,
     ...(options.noise ? { noise: uniformNoise(options.noise), seed: options.noiseSeed ?? options.seed } : {}),
   });
   if (options.code) tools.push(createCodeTool());
-  if (options.python) tools.push(createPythonTool());
+  if (options.python)
+    tools.push(createPythonTool(options.pythonWheels ? { wheelsDir: options.pythonWheels } : {}));
   return tools;
 }
 
@@ -68,6 +71,10 @@ export function register(program: Command): void {
     )
     .option("--code", "also expose the sandboxed JavaScript code tool")
     .option("--python", "also expose the sandboxed Python tool (Pyodide)")
+    .option(
+      "--python-wheels <dir>",
+      "--python: a folder of pure-Python wheels installed offline (e.g. sympy)",
+    )
     .option("--transport <kind>", "stdio or http", "stdio")
     .option("--host <address>", "address to bind (http)", "127.0.0.1")
     .option(
