@@ -1,4 +1,5 @@
 /** Running a user's agent module (`--agent`) through the recording gateway. */
+export { type AgentRolloutOptions, agentRollout } from "./agent-rollout.ts";
 export {
   AGENT_EVAL_DEFAULTS,
   type AgentEvalConfig,
