@@ -61,3 +61,63 @@ test("host caches grow and shrink between capacities and decode the same logits 
   assert.equal(cache.capacity, 64);
   disposeTree(params);
 });
+
+test("scattered rows are gathered from the caches and written back in place; a narrow span reads a window", () => {
+  const params = initGpt(config, keyFromSeed(6));
+  const rows = 32;
+  const cache = new HostKvCache(params, config, rows);
+  const V = config.vocabSize;
+  const busy = [3, 17, 30];
+  const sequences = busy.map((b) => Array.from({ length: 12 + b }, (_, t) => (t * 3 + b) % V));
+  const steps = (
+    chunk: number,
+    rowsOf: number[],
+    tokensOf: (i: number) => number[],
+    startOf: (i: number) => number,
+  ) => {
+    const ids = new Int32Array(rows * chunk);
+    const start = new Int32Array(rows);
+    const count = new Int32Array(rows);
+    rowsOf.forEach((b, i) => {
+      const tokens = tokensOf(i);
+      ids.set(tokens, b * chunk);
+      start[b] = startOf(i);
+      count[b] = tokens.length;
+    });
+    return cache.step(ids, start, count, chunk === 1);
+  };
+  // Prefill everything but each sequence's last token, 8 at a time (gathered: 3 busy rows of 32).
+  for (let offset = 0; ; offset += 8) {
+    const live = busy.map((_, i) => i).filter((i) => offset < sequences[i].length - 1);
+    if (live.length === 0) break;
+    steps(
+      8,
+      live.map((i) => busy[i]),
+      (j) => sequences[live[j]].slice(offset, Math.min(offset + 8, sequences[live[j]].length - 1)),
+      () => offset,
+    );
+  }
+  const logits = steps(
+    1,
+    busy,
+    (i) => [sequences[i].at(-1)!],
+    (i) => sequences[i].length - 1,
+  )!;
+  busy.forEach((b, i) => {
+    const want = fullLogits(params, sequences[i]).subarray((sequences[i].length - 1) * V);
+    for (let v = 0; v < V; v++)
+      assert.ok(Math.abs(logits[b * V + v] - want[v]) < 1e-4, `row ${b} logit ${v}`);
+  });
+  // Rows that did nothing get zero logits (nothing ran for them).
+  assert.ok(logits.subarray(0, 3 * V).every((x) => x === 0));
+  // Two adjacent rows: a window (no gather); the result is the same function.
+  const near = steps(
+    1,
+    [17],
+    () => [sequences[1][0]],
+    () => 0,
+  )!;
+  const want = fullLogits(params, sequences[1].slice(0, 1));
+  for (let v = 0; v < V; v++) assert.ok(Math.abs(near[17 * V + v] - want[v]) < 1e-4);
+  disposeTree(params);
+});

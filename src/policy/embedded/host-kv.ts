@@ -24,7 +24,8 @@ const BLOCKED = -1e9;
 
 /**
  * The chunk program: returns [new keys per layer [B,H,C,K]…, new values per layer…, logits
- * [B,C,V] when `withLogits`]. Consumes every argument.
+ * [B,C,V] when `withLogits`]. With `rowIndex` [B] the caches have more rows than the step and
+ * row b of the step reads cache row rowIndex[b]. Consumes every argument.
  */
 export function forwardHostChunk(
   params: GptParams,
@@ -35,8 +36,15 @@ export function forwardHostChunk(
   count: JaxArray,
   config: GptConfig,
   withLogits: boolean,
+  rowIndex: JaxArray | null = null,
 ): JaxArray[] {
   const [B, C] = ids.shape;
+  if (rowIndex) {
+    // Compacted rows: the step's rows are rows `rowIndex` of the caches.
+    keys = keys.map((cache) => np.take(cache, rowIndex.ref, 0));
+    values = values.map((cache) => np.take(cache, rowIndex.ref, 0));
+    rowIndex.dispose();
+  }
   const S = keys[0].shape[2]; // the caches' capacity (≤ maxLen)
   const chunkIndex = np.arange(C, undefined, undefined, { dtype: np.int32 }).reshape([1, C]);
   const positions = start.ref.reshape([B, 1]).add(chunkIndex.ref); // [B,C]
@@ -101,14 +109,17 @@ function chunkProgram(
   chunk: number,
   withLogits: boolean,
   S: number,
+  /** Rows of the caches when the step gathers its rows from them (null: the caches are the step's). */
+  cacheRows: number | null,
 ) {
-  const key = JSON.stringify([config, rows, chunk, withLogits, S]);
+  const key = JSON.stringify([config, rows, chunk, withLogits, S, cacheRows]);
   let program = programs.get(key);
   if (!program) {
     const { nLayers: L, nHeads: H, dModel } = config;
     const K = dModel / H;
-    const cache = () => Array.from({ length: L }, () => abstractInput([rows, H, S, K], "float32"));
-    const abstract = [
+    const cache = () =>
+      Array.from({ length: L }, () => abstractInput([cacheRows ?? rows, H, S, K], "float32"));
+    const abstract: unknown[] = [
       jax.tree.map((leaf: JaxArray) => abstractInput([...leaf.shape], leaf.dtype as string), params as never),
       cache(),
       cache(),
@@ -116,10 +127,23 @@ function chunkProgram(
       abstractInput([rows], "int32"),
       abstractInput([rows], "int32"),
     ];
-    const f = (p: GptParams, k: JaxArray[], v: JaxArray[], ids: JaxArray, start: JaxArray, count: JaxArray) =>
-      forwardHostChunk(p, k, v, ids, start, count, config, withLogits);
+    if (cacheRows !== null) abstract.push(abstractInput([rows], "int32"));
+    const f = (
+      p: GptParams,
+      k: JaxArray[],
+      v: JaxArray[],
+      ids: JaxArray,
+      start: JaxArray,
+      count: JaxArray,
+      rowIndex?: JaxArray,
+    ) => forwardHostChunk(p, k, v, ids, start, count, config, withLogits, rowIndex ?? null);
     const leaves = jax.tree.leaves(abstract as never).length;
-    program = buildProgram(f as never, abstract, leaves, key, { name: withLogits ? "decode" : "prefill" });
+    program = buildProgram(f as never, abstract, leaves, key, {
+      name: withLogits ? "decode" : "prefill",
+      // Measured on eval: no slower than "all" per step, and sessions open 2-3x faster (a
+      // recipe stage opens a dozen of these).
+      optimization: "basic",
+    });
     if (program.kind === "fallback") throw new Error(`host KV cache: ${program.reason}`);
     programs.set(key, program);
     while (programs.size > MAX_PROGRAMS) {
@@ -226,37 +250,54 @@ export class HostKvCache {
     const fits = capacityFor(needed, config.maxLen);
     if (fits > this.#capacity || fits * 2 <= this.#capacity) this.#resize(fits);
     const S = this.#capacity;
-    // Run only a window of rows [lo, lo + size) that covers every row with work: the caches'
-    // rows are contiguous, so the window's caches are subarrays (no copy). Window sizes are
-    // powers of two (one program each), so a few programs serve any set of rows.
-    let first = -1;
-    let last = -1;
+    // Run only the rows with work. When they span a narrow window [lo, lo + size), the window's
+    // caches are subarrays (no copy); when they are scattered and at most half the window, the
+    // step gathers their cache rows (a copy of those rows only) and works on them alone. Sizes
+    // are powers of two (one program each), so a few programs serve any set of rows.
+    const busy: number[] = [];
     count.forEach((n, b) => {
-      if (n > 0) {
-        if (first < 0) first = b;
-        last = b;
-      }
+      if (n > 0) busy.push(b);
     });
     const logits = withLogits ? new Float32Array(rows * chunk * V) : null;
-    if (first < 0) return logits;
-    let size = Math.min(rows, 8);
-    while (size < last - first + 1) size = Math.min(rows, size * 2);
-    const lo = Math.min(first, rows - size);
-    const window = (data: Float32Array, perRow: number) => data.subarray(lo * perRow, (lo + size) * perRow);
-    const program = chunkProgram(config, this.#treeOf, size, chunk, withLogits, S);
-    const outputs = program.program.run([
+    if (busy.length === 0) return logits;
+    const bucket = (n: number) => {
+      let size = Math.min(rows, 8);
+      while (size < n) size = Math.min(rows, size * 2);
+      return size;
+    };
+    const span = bucket(busy.at(-1)! - busy[0] + 1);
+    const gathered = bucket(busy.length);
+    const gather = gathered * 2 <= span;
+    const size = gather ? gathered : span;
+    const lo = gather ? 0 : Math.min(busy[0], rows - span);
+    // The step's row r is cache row rowOf[r] (padding rows of a gathered step have count 0).
+    const rowOf = Int32Array.from({ length: size }, (_, r) => (gather ? (busy[r] ?? busy[0]) : lo + r));
+    const pick = (data: Int32Array, perRow: number) => {
+      if (!gather) return data.subarray(lo * perRow, (lo + size) * perRow);
+      const out = new Int32Array(size * perRow);
+      busy.forEach((b, r) => {
+        out.set(data.subarray(b * perRow, (b + 1) * perRow), r * perRow);
+      });
+      return out;
+    };
+    const window = (data: Float32Array) =>
+      gather ? data : data.subarray(lo * H * S * K, (lo + size) * H * S * K);
+    const program = chunkProgram(config, this.#treeOf, size, chunk, withLogits, S, gather ? rows : null);
+    const inputs = [
       ...this.#params,
-      ...this.#keys.map((cache) => window(cache, H * S * K)),
-      ...this.#values.map((cache) => window(cache, H * S * K)),
-      ids.subarray(lo * chunk, (lo + size) * chunk),
-      start.subarray(lo, lo + size),
-      count.subarray(lo, lo + size),
-    ]);
+      ...this.#keys.map(window),
+      ...this.#values.map(window),
+      pick(ids, chunk),
+      pick(start, 1),
+      pick(count, 1),
+    ];
+    if (gather) inputs.push(rowOf);
+    const outputs = program.program.run(inputs);
     for (let layer = 0; layer < L; layer++) {
       const [freshKeys, freshValues] = [outputs[layer], outputs[L + layer]] as Float32Array[];
       for (let r = 0; r < size; r++) {
-        const b = lo + r;
-        const n = count[b];
+        const b = rowOf[r];
+        const n = gather && r >= busy.length ? 0 : count[b];
         if (n === 0) continue;
         for (let h = 0; h < H; h++) {
           const from = (r * H + h) * chunk * K;
@@ -266,7 +307,14 @@ export class HostKvCache {
         }
       }
     }
-    if (logits) logits.set(outputs[2 * L] as Float32Array, lo * chunk * V);
+    if (logits) {
+      const fresh = outputs[2 * L] as Float32Array;
+      const perRow = chunk * V;
+      for (let r = 0; r < size; r++) {
+        if (gather && r >= busy.length) break;
+        logits.set(fresh.subarray(r * perRow, (r + 1) * perRow), rowOf[r] * perRow);
+      }
+    }
     return logits;
   }
 }
