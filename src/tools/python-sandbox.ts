@@ -220,14 +220,17 @@ export class PythonSandboxPool {
       for (let newline = buffered.indexOf("\n"); newline >= 0; newline = buffered.indexOf("\n")) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        let message: PythonWorkerMessage;
+        let message: unknown;
         try {
-          message = JSON.parse(line) as PythonWorkerMessage;
+          message = JSON.parse(line);
         } catch {
+          message = null;
+        }
+        if (typeof message !== "object" || message === null || Array.isArray(message)) {
           this.kill(sandbox, "crashed");
           return;
         }
-        sandbox.onMessage?.(message);
+        sandbox.onMessage?.(message as PythonWorkerMessage);
       }
       if (buffered.length > sandbox.lineLimit) this.kill(sandbox, "crashed");
     });
@@ -236,6 +239,13 @@ export class PythonSandboxPool {
       if (sandbox.stderr.length < 4096) sandbox.stderr += chunk.slice(0, 4096);
     });
     child.stdin!.on("error", () => {}); // a child that died before reading its job
+    // A failed spawn (no process at all) emits "error" and maybe no "exit".
+    child.on("error", () => {
+      clearInterval(poll);
+      if (sandbox.exited) return;
+      sandbox.exited = true;
+      sandbox.onExit?.(sandbox.stop ?? "crashed");
+    });
     const poll = setInterval(() => {
       const rss = readRss(child.pid ?? -1);
       if (rss !== null && rss > this.memoryBytes + RSS_HEADROOM_BYTES) this.kill(sandbox, "memory");
@@ -243,6 +253,7 @@ export class PythonSandboxPool {
     poll.unref();
     child.on("exit", () => {
       clearInterval(poll);
+      if (sandbox.exited) return;
       sandbox.exited = true;
       const stderr = sandbox.stderr;
       // V8 out of memory (a huge JS object built through a proxy) is fatal to the child: report it as memory.
@@ -296,10 +307,12 @@ export class PythonSandboxPool {
     if (this.closed) throw new Error("python sandbox: the pool is closed");
     await this.startable();
     for (let attempt = 0; attempt < 2; attempt++) {
+      // An idle child that died meanwhile (killed from outside) is dropped.
+      while (this.idle.length > 0 && this.idle[0].exited) this.idle.shift();
       const sandbox = this.idle.shift() ?? this.start();
       while (this.idle.length < this.poolSize) this.idle.push(this.start());
       this.idleRefs(sandbox, true);
-      if (await sandbox.ready) return sandbox;
+      if ((await sandbox.ready) && !sandbox.exited) return sandbox;
     }
     return null;
   }

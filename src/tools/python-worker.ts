@@ -180,7 +180,20 @@ def _agentrl_error(exc, filename):
         head = type(exc).__name__ + ": " + str(exc.msg)
     return head + (" (line %d)" % line if line else "")
 
+def _agentrl_flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
 def _agentrl_run(source, limit):
+    try:
+        return _agentrl_run_inner(source, limit)
+    finally:
+        _agentrl_flush()
+
+def _agentrl_run_inner(source, limit):
     from pyodide.code import eval_code
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
@@ -198,8 +211,15 @@ def _agentrl_run(source, limit):
     return (shown[: limit + 1], None)
 
 def _agentrl_test(source, mode, fn_name, test_input):
+    # A fresh stdin per test (with .buffer, as sys.stdin.buffer.read() solutions expect).
+    sys.stdin = io.TextIOWrapper(io.BytesIO((test_input if mode == "stdio" else "").encode()), encoding="utf-8")
+    try:
+        return _agentrl_test_inner(source, mode, fn_name, test_input)
+    finally:
+        _agentrl_flush()
+
+def _agentrl_test_inner(source, mode, fn_name, test_input):
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-    sys.stdin = io.StringIO(test_input if mode == "stdio" else "")
     try:
         code = compile(source, "<program>", "exec")
         exec(code, namespace)
@@ -223,7 +243,7 @@ interface Pyodide {
   globals: { get(name: string): (...args: unknown[]) => { toJs(): unknown[]; destroy(): void } };
   setStdout(options: { write(bytes: Uint8Array): number }): void;
   setStderr(options: { write(bytes: Uint8Array): number }): void;
-  setStdin(options: { error: boolean }): void;
+  setStdin(options: { error: true } | { stdin: () => string | undefined }): void;
   unregisterJsModule(name: string): void;
   makeMemorySnapshot(): Uint8Array;
   loadPackage(paths: string[], options: { messageCallback(): void; errorCallback(): void }): Promise<unknown>;
@@ -316,6 +336,14 @@ async function main() {
       const output = new Output(job.maxOutputChars);
       pyodide.setStdout(job.mode === "stdio" ? output : new Output(0));
       pyodide.setStderr(new Output(0));
+      let stdin: string | undefined = job.mode === "stdio" ? job.inputs[index] : undefined;
+      pyodide.setStdin({
+        stdin: () => {
+          const text = stdin;
+          stdin = undefined;
+          return text;
+        },
+      });
       send({ type: "started", index });
       const result = test(job.program, job.mode, job.fnName ?? "", job.inputs[index]);
       const [value, error] = result.toJs() as [string | null, string | null];

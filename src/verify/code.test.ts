@@ -85,6 +85,13 @@ test("correct programs pass every test; one right only on the public tests fails
       /hidden test 2: wrong output/,
     ],
     ["apps/sum-list", "import sys\ndata = sys.stdin.read().split()\nprint(sum(map(int, data[1:])))", true],
+    // Other ways of reading stdin, and output without a final newline (flushed after each test).
+    [
+      "apps/sum-list",
+      "import sys\nd = sys.stdin.buffer.read().split()\nsys.stdout.write(str(sum(map(int, d[1:]))))",
+      true,
+    ],
+    ["lcb/sum-pairs", "a, b = map(int, open(0).read().split())\nprint(a + b, end='')", true],
     ["apps/palindrome", "def is_palindrome(s):\n    return s == s[::-1]", true],
     [
       "plain/fibonacci",
@@ -106,7 +113,7 @@ test("correct programs pass every test; one right only on the public tests fails
     assert.equal(verdicts[i].correct, correct, `${id} #${i}: ${JSON.stringify(verdicts[i])}`);
     if (reason) assert.match(verdicts[i].reason ?? "", reason, `${id} #${i}`);
   });
-  assert.deepEqual(verdicts[6], {
+  assert.deepEqual(verdicts[cases.findIndex(([, program]) => program === "input()\nprint(1)")], {
     correct: false,
     passed: 2,
     total: 4,
