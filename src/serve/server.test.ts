@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import OpenAI, { AuthenticationError, BadRequestError } from "openai";
+import { canonicalText, renderPrompt } from "../env/protocol.ts";
 import { createWordTokenizer } from "../policy/embedded/tokenizer.ts";
 import { createMockPolicy } from "../policy/mock.ts";
 import { createOpenAiPolicy } from "../policy/openai/index.ts";
@@ -238,9 +239,15 @@ test("log-probs and token ids of the generated tokens, through the OpenAI policy
         asIds.choices[0].logprobs.content.map((entry: { token: string }) => entry.token),
         ids.map((id) => `token_id:${id}`),
       );
-      const plain = (await post(server.url, ask())).body.choices[0];
+      const plainBody = (await post(server.url, ask())).body;
+      const plain = plainBody.choices[0];
       assert.equal(plain.logprobs, null);
       assert.equal(plain.token_ids, undefined);
+      assert.equal(plainBody.prompt_token_ids, undefined);
+      // vLLM's return_token_ids: the exact context ids too (the recording gateway merges turns on them).
+      const withIds = (await post(server.url, ask({ return_token_ids: true }))).body;
+      assert.deepEqual(withIds.prompt_token_ids, tokenizer.encode(renderPrompt(canonicalText(question))));
+      assert.equal(withIds.usage.prompt_tokens, withIds.prompt_token_ids.length);
 
       const policy = createOpenAiPolicy({ baseURL: server.url, model: "m", logprobs: true });
       const context: PolicyContext = {
