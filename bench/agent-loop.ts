@@ -49,7 +49,10 @@ export async function referenceLoop(): Promise<{ eval: number; rl: number } | nu
   const base = `${join(process.cwd(), BASE)}.pt`;
   if (!existsSync(base)) {
     process.stderr.write("bench: pretraining the agent-loop reference's base once (about 7 min)…\n");
-    await python([join(REFERENCE, "pretrain.py"), "1200", "2e-3", "64", join(process.cwd(), BASE), "1200"], REFERENCE);
+    await python(
+      [join(REFERENCE, "pretrain.py"), "1200", "2e-3", "64", join(process.cwd(), BASE), "1200"],
+      REFERENCE,
+    );
   }
   const scratch = mkdtempSync(join(tmpdir(), "agentrl-bench-loop-"));
   try {
@@ -57,7 +60,17 @@ export async function referenceLoop(): Promise<{ eval: number; rl: number } | nu
     await python([join(REFERENCE, "evalpk.py"), base, "32", "8", out], REFERENCE);
     const meta = JSON.parse(readFileSync(out, "utf8"))._meta as { eps_per_s: number };
     const grpo = await python(
-      [join(REFERENCE, "grpo.py"), "--init", base, "--out", join(scratch, "grpo"), "--steps", "4", "--save_every", "100"],
+      [
+        join(REFERENCE, "grpo.py"),
+        "--init",
+        base,
+        "--out",
+        join(scratch, "grpo"),
+        "--steps",
+        "4",
+        "--save_every",
+        "100",
+      ],
       REFERENCE,
     );
     const steps = grpo
@@ -74,7 +87,9 @@ export async function referenceLoop(): Promise<{ eval: number; rl: number } | nu
 }
 
 /** Ratios of our eval and RL episodes/s (figures of the suites run before) to the reference's. */
-export async function benchAgentLoop(figures: Record<string, number | null>): Promise<Record<string, number | null>> {
+export async function benchAgentLoop(
+  figures: Record<string, number | null>,
+): Promise<Record<string, number | null>> {
   const reference = await referenceLoop();
   const ratio = (ours: number | null | undefined, theirs: number | undefined) =>
     ours && theirs ? ours / theirs : null;

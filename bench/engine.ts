@@ -134,7 +134,9 @@ async function engineFigures(): Promise<{ train: number; score: number; sample: 
  * The figures on another engine, in a child process: the engine decides at start-up whether
  * jax-js runs its worker pool (only for jax), so each engine is measured as a user would run it.
  */
-async function otherEngineFigures(engine: EngineName): Promise<{ train: number; score: number; sample: number }> {
+async function otherEngineFigures(
+  engine: EngineName,
+): Promise<{ train: number; score: number; sample: number }> {
   const script = fileURLToPath(import.meta.url);
   const { stdout } = await promisify(execFile)(process.execPath, [script, "--figures"], {
     env: { ...process.env, AGENTRL_ENGINE: engine },
@@ -178,5 +180,7 @@ export async function benchEngine(): Promise<Record<string, number | null>> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(JSON.stringify(process.argv.includes("--figures") ? await engineFigures() : await benchEngine()));
+  console.log(
+    JSON.stringify(process.argv.includes("--figures") ? await engineFigures() : await benchEngine()),
+  );
 }
