@@ -8,7 +8,9 @@
  *
  * Resumable like `evaluate`: a killed run is rerun with the same `runId` (or `resume`), stored keys
  * are skipped, and only the rest are run. An episode in flight at the kill is run again from the
- * start under a fresh gateway episode id, so it is neither lost nor stored twice.
+ * start under a fresh gateway episode id, so it is neither lost nor stored twice. An episode that
+ * failed because an upstream call failed (not the agent) is rerun up to `retries` times with the
+ * same seed (`info.attempts`); one that still fails is stored as `policy-error`, in the denominator.
  */
 
 import { randomBytes } from "node:crypto";
@@ -32,6 +34,7 @@ import { countByTask, countTotals } from "../eval/task-counts.ts";
 import { tokenizerFingerprint } from "../eval/tokenizer-fingerprint.ts";
 import { type ResolveUpstreamOptions, resolveUpstream } from "../gateway/resolve-upstream.ts";
 import { startGateway } from "../gateway/server.ts";
+import type { GatewayInfo } from "../gateway/trajectory.ts";
 import { toolSpecsFromRequest } from "../serve/context.ts";
 import type { ChatTool } from "../serve/request.ts";
 import {
@@ -72,6 +75,8 @@ export interface EvaluateAgentOptions {
   concurrency?: number;
   /** Milliseconds an episode may run (default 120 000). */
   timeoutMs?: number;
+  /** Reruns of an episode that failed because an upstream call did (default 1). */
+  retries?: number;
   upstream?: Omit<ResolveUpstreamOptions, "temperature" | "topP" | "maxTokens">;
   runsRoot?: string;
   runId?: string;
@@ -89,7 +94,18 @@ export interface AgentEvalConfig extends EvalConfig {
   agent: { module: string; policy: string; timeoutMs: number };
 }
 
-export const AGENT_EVAL_DEFAULTS = { concurrency: 8, timeoutMs: 120_000, maxTurnTokens: 32 } as const;
+export const AGENT_EVAL_DEFAULTS = {
+  concurrency: 8,
+  timeoutMs: 120_000,
+  maxTurnTokens: 32,
+  retries: 1,
+} as const;
+
+/** A failed episode with a failed upstream call: the infrastructure's failure, worth a rerun. */
+function upstreamFailed(trajectory: Trajectory): boolean {
+  const info = trajectory.info?.gateway as GatewayInfo | undefined;
+  return trajectory.endReason === "policy-error" && (info?.failedCalls ?? 0) > 0;
+}
 
 export async function evaluateAgent(options: EvaluateAgentOptions): Promise<EvalResult> {
   if (!Number.isInteger(options.n) || options.n < 1)
@@ -98,6 +114,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
   const timeoutMs = options.timeoutMs ?? AGENT_EVAL_DEFAULTS.timeoutMs;
   const concurrency = Math.max(1, options.concurrency ?? AGENT_EVAL_DEFAULTS.concurrency);
   const maxTurnTokens = options.maxTurnTokens ?? AGENT_EVAL_DEFAULTS.maxTurnTokens;
+  const retries = Math.max(0, options.retries ?? AGENT_EVAL_DEFAULTS.retries);
   const source = options.tasks;
   const config: AgentEvalConfig = {
     policy: `agent:${options.agentPath}@${options.policy}`,
@@ -175,17 +192,25 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
     const worker = async () => {
       while (next < pending.length && !options.signal?.aborted) {
         const item = pending[next++];
-        const episode = await runAgentEpisode({
-          gateway: gateway!,
-          agent,
-          task: item.task,
-          key: item.key,
-          seed: evalEpisodeSeed(config.seed, item.task.id, item.sample),
-          verify,
-          apiKey: token,
-          timeoutMs,
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
+        const attemptEpisode = () =>
+          runAgentEpisode({
+            gateway: gateway!,
+            agent,
+            task: item.task,
+            key: item.key,
+            seed: evalEpisodeSeed(config.seed, item.task.id, item.sample),
+            verify,
+            apiKey: token,
+            timeoutMs,
+            ...(options.signal ? { signal: options.signal } : {}),
+          });
+        let episode = await attemptEpisode();
+        // An episode that failed because the upstream did (not the agent) is run again, same seed.
+        for (let attempt = 1; attempt <= retries && upstreamFailed(episode.trajectory); attempt++) {
+          if (options.signal?.aborted) break;
+          episode = await attemptEpisode();
+          episode.trajectory.info = { ...episode.trajectory.info, attempts: attempt + 1 };
+        }
         if (options.signal?.aborted) return; // an episode cut by the stop is run again on resume
         store.addTrajectory(run.id, episode.trajectory, { key: item.key });
         prefixBreaks += episode.prefixBreaks;

@@ -35,6 +35,8 @@ export interface GatewayInfo {
   calls: number;
   prefixBreaks: number;
   missingTokenIds: number;
+  /** Calls that failed (upstream unreachable or erroring, malformed answers). */
+  failedCalls: number;
   /** Segments after the first, each a trajectory with exact token ids. */
   segments: Trajectory[];
 }
@@ -252,6 +254,7 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
     calls: calls.length,
     prefixBreaks,
     missingTokenIds,
+    failedCalls: calls.filter((call) => call.error !== undefined).length,
     segments: later,
   };
   const trajectory: Trajectory = {

@@ -2,7 +2,7 @@
  * `agentrl eval --agent <module>`: pass@k of a user's agent (src/agents), run n times per task
  * through an in-process recording gateway in front of `--policy`. Shares `agentrl eval`'s task,
  * sampling and run flags; `--concurrency` episodes run at once, each under `--agent-timeout`
- * seconds. A killed run resumes with `--resume <dir>` (or the same `--run-id`).
+ * seconds, and an episode whose upstream call failed is rerun up to `--agent-retries` times. A killed run resumes with `--resume <dir>` (or the same `--run-id`).
  */
 import { existsSync } from "node:fs";
 import { AGENT_EVAL_DEFAULTS, type AgentEvalConfig, evaluateAgent } from "../../agents/evaluate-agent.ts";
@@ -31,6 +31,7 @@ export interface AgentEvalFlags {
   maxTurnTokens?: string;
   concurrency?: string;
   agentTimeout?: string;
+  agentRetries?: string;
   runs: string;
   runId?: string;
   resume?: string;
@@ -130,6 +131,9 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
     const result = await evaluateAgent({
       ...options,
       concurrency,
+      ...(raw.agentRetries !== undefined
+        ? { retries: parseNumber("--agent-retries", raw.agentRetries, { integer: true, min: 0 }) }
+        : {}),
       signal: abort.signal,
       onStart: ({ directory, total }) => {
         runDirectory = directory;

@@ -70,6 +70,7 @@ interface EvalCommandOptions {
   agent?: string;
   concurrency?: string;
   agentTimeout?: string;
+  agentRetries?: string;
 }
 
 /** Options that decide the episodes: taken from the stored config on resume, so giving them then is ignored. */
@@ -276,6 +277,7 @@ export function register(program: Command): void {
     )
     .option("--concurrency <n>", "--agent: episodes running at once", "8")
     .option("--agent-timeout <seconds>", "--agent: seconds an episode may run (default 120)")
+    .option("--agent-retries <n>", "--agent: reruns of an episode whose upstream call failed (default 1)")
     .action(async (raw: EvalCommandOptions, command: Command) => {
       if (raw.agent !== undefined || (raw.resume && agentRunConfig(raw.resume))) return evalAgentCommand(raw);
       const batchSize = parseNumber("--batch", raw.batch, { integer: true, min: 1 });
