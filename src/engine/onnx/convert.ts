@@ -26,7 +26,9 @@ export class UnsupportedPrimitiveError extends Error {
   readonly primitive: string;
   constructor(primitive: string, detail = "") {
     super(
-      `the ONNX backend has no lowering for jax-js primitive "${primitive}"${detail ? ` (${detail})` : ""}`,
+      primitive === "session"
+        ? `ONNX Runtime refused the converted program: ${detail}`
+        : `the ONNX backend has no lowering for jax-js primitive "${primitive}"${detail ? ` (${detail})` : ""}`,
     );
     this.name = "UnsupportedPrimitiveError";
     this.primitive = primitive;

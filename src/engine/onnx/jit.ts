@@ -89,7 +89,13 @@ export function buildProgram(
     if (converted.inputs.length !== leafCount)
       throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leafCount} leaves`);
     const model = encodeModel(converted.graph, options.name);
-    const program = new OrtProgram(model, converted.inputs, converted.outputs, options);
+    let program: OrtProgram;
+    try {
+      program = new OrtProgram(model, converted.inputs, converted.outputs, options);
+    } catch (error) {
+      // ONNX Runtime refused the graph (a kernel missing for a type, say): jax-js runs it.
+      throw new UnsupportedPrimitiveError("session", error instanceof Error ? error.message : String(error));
+    }
     return {
       kind: "onnx",
       program,
