@@ -14,13 +14,10 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
-import { type CurveOptions, curveMetrics, passAtKCurves } from "../eval/curves.ts";
+import { type CurveOptions, curveMetrics } from "../eval/curves.ts";
 import { writeEvalFiles } from "../eval/eval-files.ts";
 import {
-  configDifferences,
   EVAL_TASKS_STATE_KEY,
   EVAL_TOKENIZER_STATE_KEY,
   type EvalConfig,
@@ -28,26 +25,18 @@ import {
   type EvalResult,
   type EvalTaskSource,
   evalEpisodeSeed,
+  openEvalRun,
   resolveEvalTasks,
+  summarizeEval,
+  taskSourceConfig,
 } from "../eval/run-eval.ts";
-import { countByTask, countTotals } from "../eval/task-counts.ts";
 import { tokenizerFingerprint } from "../eval/tokenizer-fingerprint.ts";
 import { type ResolveUpstreamOptions, resolveUpstream } from "../gateway/resolve-upstream.ts";
 import { startGateway } from "../gateway/server.ts";
 import type { GatewayInfo } from "../gateway/trajectory.ts";
 import { toolSpecsFromRequest } from "../serve/context.ts";
 import type { ChatTool } from "../serve/request.ts";
-import {
-  createRunDirectory,
-  DEFAULT_RUNS_ROOT,
-  directoryRun,
-  episodeKey,
-  isRunDirectory,
-  openRunDirectory,
-  openStore,
-  type RunRecord,
-  type Store,
-} from "../store/index.ts";
+import { episodeKey } from "../store/index.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
@@ -118,16 +107,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
   const source = options.tasks;
   const config: AgentEvalConfig = {
     policy: `agent:${options.agentPath}@${options.policy}`,
-    tasks:
-      source.type === "world"
-        ? {
-            type: "world",
-            split: source.split,
-            count: source.count,
-            seed: source.seed,
-            family: source.family ?? null,
-          }
-        : { type: "given", name: source.name ?? null, count: tasks.length },
+    tasks: taskSourceConfig(source, tasks),
     n: options.n,
     seed: options.seed ?? 1,
     temperature: options.temperature ?? null,
@@ -140,7 +120,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
   };
   const verify = config.verifier ? getVerifier(config.verifier) : checkAnswer;
   const agent = options.agent ?? (await loadAgent(options.agentPath));
-  const { store, run, directory } = openRun(options, config, tasks);
+  const { store, run, directory } = openEvalRun(options, config, tasks);
   const token = randomBytes(24).toString("hex");
   let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
   try {
@@ -223,7 +203,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
     await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
     if (options.signal?.aborted) throw new Error("evaluateAgent: stopped");
 
-    const summary = summarize(store, run.id, tasks, config.n, options.curves);
+    const summary = summarizeEval(store, run.id, tasks, config.n, options.curves);
     const metrics = {
       ...curveMetrics(summary.curves),
       "eval/policy_errors": summary.totals.policyErrors,
@@ -263,67 +243,4 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
     await gateway?.close();
     store.close();
   }
-}
-
-function openRun(
-  options: EvaluateAgentOptions,
-  config: AgentEvalConfig,
-  tasks: readonly Task[],
-): { store: Store; run: RunRecord; directory: string | null } {
-  if (options.persist === false) {
-    const store = openStore(":memory:");
-    return {
-      store,
-      run: store.createRun({ id: options.runId ?? "eval", kind: "eval", config }),
-      directory: null,
-    };
-  }
-  const root = options.runsRoot ?? DEFAULT_RUNS_ROOT;
-  const existing = options.resume ?? (options.runId ? join(root, options.runId) : undefined);
-  if (existing !== undefined && (options.resume !== undefined || existsSync(existing))) {
-    if (!isRunDirectory(existing)) throw new Error(`cannot resume ${existing}: it is not a run directory`);
-    const store = openRunDirectory(existing);
-    try {
-      let run = directoryRun(store, existing);
-      const differences = configDifferences(run.config as unknown as EvalConfig, config);
-      if (run.kind !== "eval" || differences.length > 0)
-        throw new Error(
-          `cannot resume ${existing}: its config differs (${differences.join("; ") || run.kind})`,
-        );
-      const storedIds = (store.getState<Task[]>(run.id, EVAL_TASKS_STATE_KEY) ?? []).map((task) => task.id);
-      if (storedIds.join("\n") !== tasks.map((task) => task.id).join("\n"))
-        throw new Error(`cannot resume ${existing}: its task list differs from the one asked for`);
-      if (run.status !== "running") run = store.reopenRun(run.id);
-      return { store, run, directory: existing };
-    } catch (error) {
-      store.close();
-      throw error;
-    }
-  }
-  return createRunDirectory({ kind: "eval", root, config, ...(options.runId ? { id: options.runId } : {}) });
-}
-
-function summarize(
-  store: Store,
-  runId: string,
-  tasks: readonly Task[],
-  n: number,
-  curveOptions?: CurveOptions,
-) {
-  const wanted = new Set<string>();
-  for (const task of tasks)
-    for (let sample = 0; sample < n; sample++) wanted.add(episodeKey(task.id, sample));
-  const endReasons: Record<string, number> = {};
-  function* episodes(): Generator<Trajectory> {
-    for (const stored of store.iterateTrajectories(runId)) {
-      if (!wanted.has(stored.key)) continue;
-      endReasons[stored.trajectory.endReason] = (endReasons[stored.trajectory.endReason] ?? 0) + 1;
-      yield stored.trajectory;
-    }
-  }
-  const counts = countByTask(episodes(), tasks);
-  const short = counts.find((count) => count.n !== n);
-  if (short)
-    throw new Error(`evaluateAgent: task ${short.taskId} has ${short.n} stored samples, expected ${n}`);
-  return { counts, totals: countTotals(counts), endReasons, curves: passAtKCurves(counts, curveOptions) };
 }

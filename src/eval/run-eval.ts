@@ -228,20 +228,23 @@ export function resolveEvalTasks(source: EvalTaskSource): Task[] {
   return tasks;
 }
 
+/** How an eval's tasks are recorded in its config (world tasks by their recipe, given ones by name). */
+export function taskSourceConfig(source: EvalTaskSource, tasks: readonly Task[]): EvalConfig["tasks"] {
+  return source.type === "world"
+    ? {
+        type: "world",
+        split: source.split,
+        count: source.count,
+        seed: source.seed,
+        family: source.family ?? null,
+      }
+    : { type: "given", name: source.name ?? null, count: tasks.length };
+}
+
 function buildConfig(options: EvaluateOptions, tasks: readonly Task[]): EvalConfig {
-  const source = options.tasks;
   return {
     policy: options.policySpec ?? options.policy.id,
-    tasks:
-      source.type === "world"
-        ? {
-            type: "world",
-            split: source.split,
-            count: source.count,
-            seed: source.seed,
-            family: source.family ?? null,
-          }
-        : { type: "given", name: source.name ?? null, count: tasks.length },
+    tasks: taskSourceConfig(options.tasks, tasks),
     n: options.n,
     seed: options.seed ?? 1,
     temperature: options.temperature ?? null,
@@ -334,13 +337,27 @@ export function configDifferences(stored: EvalConfig, wanted: EvalConfig): strin
     .map((field) => `${field}: ${show(stored[field])} → ${show(wanted[field])}`);
 }
 
-interface OpenedRun {
+export interface OpenedRun {
   store: Store;
   run: RunRecord;
   directory: string | null;
 }
 
-function openEvalRun(options: EvaluateOptions, config: EvalConfig, tasks: readonly Task[]): OpenedRun {
+/** Where and how an eval run is stored (the part of the options `openEvalRun` reads). */
+export type EvalRunPlacement = Pick<
+  EvaluateOptions,
+  "persist" | "resume" | "runId" | "runsRoot" | "parentId"
+>;
+
+/**
+ * Opens the eval's run: in memory (`persist: false`), resumed (same config and task list, else a
+ * clear error), or new.
+ */
+export function openEvalRun(
+  options: EvalRunPlacement,
+  config: EvalConfig,
+  tasks: readonly Task[],
+): OpenedRun {
   if (options.persist === false) {
     if (options.resume) throw new Error("evaluate: resume needs a persisted run (persist: true)");
     const store = openStore(":memory:");
@@ -465,7 +482,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       });
     }
 
-    const result = summarize(store, run.id, tasks, config, options.curves);
+    const result = summarizeEval(store, run.id, tasks, config.n, options.curves);
     const metrics = {
       ...curveMetrics(result.curves),
       "eval/policy_errors": result.totals.policyErrors,
@@ -507,16 +524,17 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
 }
 
 /** Counts, totals, end reasons and curves of an eval run's stored episodes (keys of `tasks` × n only). */
-function summarize(
+/** Counts, totals, end reasons and pass@k curves of a finished eval's stored episodes (n per task). */
+export function summarizeEval(
   store: Store,
   runId: string,
   tasks: readonly Task[],
-  config: EvalConfig,
-  curveOptions: CurveOptions | undefined,
+  n: number,
+  curveOptions?: CurveOptions,
 ) {
   const wanted = new Set<string>();
   for (const task of tasks)
-    for (let sample = 0; sample < config.n; sample++) wanted.add(episodeKey(task.id, sample));
+    for (let sample = 0; sample < n; sample++) wanted.add(episodeKey(task.id, sample));
   const endReasons: Record<string, number> = {};
   function* episodes(): Generator<Trajectory> {
     for (const stored of store.iterateTrajectories(runId)) {
@@ -526,9 +544,8 @@ function summarize(
     }
   }
   const counts = countByTask(episodes(), tasks);
-  const short = counts.find((count) => count.n !== config.n);
-  if (short)
-    throw new Error(`evaluate: task ${short.taskId} has ${short.n} stored samples, expected ${config.n}`);
+  const short = counts.find((count) => count.n !== n);
+  if (short) throw new Error(`evaluate: task ${short.taskId} has ${short.n} stored samples, expected ${n}`);
   return {
     counts,
     totals: countTotals(counts),
