@@ -24,10 +24,10 @@
  * compared in constant time; request bodies over `maxBodyBytes` get 413; the upstream key lives in
  * the upstream's headers only, never in a record.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
-import { authorized, readJson, sendJson, sha256 } from "../serve/http.ts";
+import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
 import { parseCompletion } from "./completion.ts";
 import { type EpisodeLog, type EpisodeMeta, EpisodeRegistry } from "./episodes.ts";
@@ -340,24 +340,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      const failure =
-        error instanceof RequestError
-          ? error
-          : new RequestError(
-              500,
-              `internal error: ${error instanceof Error ? error.message : String(error)}`,
-            );
-      if (failure.status >= 500) log(`agentrl gateway: ${failure.message}`);
-      if (failure.status === 413) res.setHeader("connection", "close");
-      if (res.headersSent) res.end();
-      else
-        sendJson(res, failure.status, {
-          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
-        });
-    });
-  });
+  const server = createJsonServer(handle, "agentrl gateway", log);
   // Agents' HTTP clients pool connections; a server that drops idle sockets sooner than they do
   // (Node's default is 5 s, shorter than one embedded decode can block the loop) resets calls.
   server.keepAliveTimeout = 65_000;

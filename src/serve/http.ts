@@ -3,7 +3,7 @@
  * server-sent-event responses.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ChatChoice } from "./completion.ts";
 import { type ChatRequest, RequestError } from "./request.ts";
 
@@ -102,4 +102,33 @@ export function sendStream(
   }
   if (request.stream_options?.include_usage) send({ ...base, choices: [], usage: response.usage });
   res.end("data: [DONE]\n\n");
+}
+
+/**
+ * An HTTP server over `handle` whose failures answer in the OpenAI error shape: a `RequestError`
+ * with its status, anything else as a 500 (logged as `<label>: …`).
+ */
+export function createJsonServer(
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  label: string,
+  log: (line: string) => void,
+): Server {
+  return createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      const failure =
+        error instanceof RequestError
+          ? error
+          : new RequestError(
+              500,
+              `internal error: ${error instanceof Error ? error.message : String(error)}`,
+            );
+      if (failure.status >= 500) log(`${label}: ${failure.message}`);
+      if (failure.status === 413) res.setHeader("connection", "close");
+      if (res.headersSent) res.end();
+      else
+        sendJson(res, failure.status, {
+          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
+        });
+    });
+  });
 }

@@ -21,7 +21,7 @@
  * `maxBodyBytes` get 413. Errors are OpenAI-style JSON `{ error: { message, type, param, code } }`.
  */
 import { randomBytes, randomInt } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mixSeeds } from "../core/random.ts";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
@@ -30,7 +30,7 @@ import type { Task } from "../types/task.ts";
 import { type ActBatcher, createActBatcher } from "./batcher.ts";
 import { choiceFromStep } from "./completion.ts";
 import { buildContexts, episodeFromMessages, toolSpecsFromRequest } from "./context.ts";
-import { authorized, readJson, sendJson, sendStream, sha256 } from "./http.ts";
+import { authorized, createJsonServer, readJson, sendJson, sendStream, sha256 } from "./http.ts";
 import { parseChatRequest, RequestError } from "./request.ts";
 
 export interface SamplingSettings {
@@ -329,24 +329,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      const failure =
-        error instanceof RequestError
-          ? error
-          : new RequestError(
-              500,
-              `internal error: ${error instanceof Error ? error.message : String(error)}`,
-            );
-      if (failure.status >= 500) log(`agentrl serve: ${failure.message}`);
-      if (failure.status === 413) res.setHeader("connection", "close");
-      if (res.headersSent) res.end();
-      else
-        sendJson(res, failure.status, {
-          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
-        });
-    });
-  });
+  const server = createJsonServer(handle, "agentrl serve", log);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? SERVE_DEFAULTS.port, host, () => {
