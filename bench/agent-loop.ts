@@ -77,7 +77,8 @@ export async function referenceLoop(): Promise<{ eval: number; rl: number } | nu
       .trim()
       .split("\n")
       .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as { step: number; step_s: number });
+      // Python's json writes NaN for a family absent from a step.
+      .map((line) => JSON.parse(line.replaceAll(/\bNaN\b/g, "null")) as { step: number; step_s: number });
     const timed = steps.filter((step) => step.step > 1);
     const seconds = timed.reduce((sum, step) => sum + step.step_s, 0);
     return { eval: meta.eps_per_s, rl: (timed.length * 16 * 8) / seconds };

@@ -8,7 +8,7 @@
  * backward); otherwise one Transpose of the source.
  */
 import type { GraphBuilder } from "./graph.ts";
-import { expandedValue, isVirtual, product, type Value } from "./values.ts";
+import { expandedValue, isVirtual, product, transposeNonUnit, type Value } from "./values.ts";
 
 type AxisKind = "batch" | "m" | "n" | "unit";
 
@@ -63,8 +63,7 @@ function operand(
   const reshape = (name: string, shape: number[]) => g.node("Reshape", [name, g.ints(shape)]);
   if (increasing(plainOrder)) return { name: reshape(value.src, plainShape), trans: false };
   if (increasing(transOrder)) return { name: reshape(value.src, transShape), trans: true };
-  const units = value.srcShape.flatMap((d, i) => (d === 1 ? [i] : []));
-  const transposed = g.node("Transpose", [value.src], { perm: [...plainOrder, ...units] });
+  const transposed = transposeNonUnit(g, value.src, value.srcShape, plainOrder);
   return { name: reshape(transposed, plainShape), trans: false };
 }
 
@@ -86,15 +85,10 @@ export function lowerDot(g: GraphBuilder, xIn: Value, yIn: Value, outShape: numb
   const [batch, m, n] = [axesOf("batch"), axesOf("m"), axesOf("n")];
   const a = operand(g, x, batch, m, kAxis, true);
   const b = operand(g, y, batch, n, kAxis, false);
-  const result =
-    a.trans || b.trans
-      ? g.node(
-          "FusedMatMul",
-          [a.name, b.name],
-          { transA: a.trans ? 1 : 0, transB: b.trans ? 1 : 0 },
-          "com.microsoft",
-        )
-      : g.node("MatMul", [a.name, b.name]);
+  const flags = { transA: a.trans ? 1 : 0, transB: b.trans ? 1 : 0 };
+  const result = !(a.trans || b.trans)
+    ? g.node("MatMul", [a.name, b.name])
+    : g.node("FusedMatMul", [a.name, b.name], flags, "com.microsoft");
   // The product's axes are [batch…, m…, n…] (grouped); give each its own axis, then view the
   // output in the jaxpr's axis order (a pending transpose: often undone by the consumer).
   const ordered = [...batch, ...m, ...n];
