@@ -11,5 +11,11 @@ if (major < 24) {
   );
   process.exit(1);
 }
+// Node's compile cache keeps the type-stripped, compiled modules on disk: a recipe starts a child
+// process per stage, and each one loading the CLI's modules took 1.25 s, 0.65 s with the cache.
+// The variable passes it on to those children.
+const { enableCompileCache } = await import("node:module");
+const cache = enableCompileCache?.();
+if (cache?.directory && !process.env.NODE_COMPILE_CACHE) process.env.NODE_COMPILE_CACHE = cache.directory;
 const { main } = await import("../src/cli/main.ts");
 await main();
