@@ -1,9 +1,30 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { ExecutionSite } from "./exec.ts";
 import { workerPoolEnabled } from "./jax.ts";
 
+// The sites adapt only where jax-js runs its worker pool (the jax engine, decided at start-up):
+// on the ONNX engine this file runs itself again in a child process on the jax engine.
 const adaptive = workerPoolEnabled && !process.env.AGENTRL_EXEC;
+
+test("on the ONNX engine, the adaptive-site test runs in a child process on jax-js", {
+  skip: adaptive,
+}, () => {
+  // NODE_TEST_CONTEXT would make the child report to this runner instead of printing.
+  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+  const output = execFileSync(
+    process.execPath,
+    ["--test", "--test-reporter=tap", fileURLToPath(import.meta.url)],
+    {
+      env: { ...env, AGENTRL_ENGINE: "jax", AGENTRL_THREADS: "", AGENTRL_EXEC: "" },
+      encoding: "utf8",
+    },
+  );
+  assert.match(output, /# pass 1\b/);
+  assert.match(output, /# skipped 1\b/); // this test itself, in the child
+});
 
 test("an execution site times both modes, keeps the faster, and switches when a probe wins", {
   skip: !adaptive,
