@@ -15,9 +15,9 @@
 
 import { randomBytes } from "node:crypto";
 import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
-import { type CurveOptions, curveMetrics } from "../eval/curves.ts";
-import { writeEvalFiles } from "../eval/eval-files.ts";
+import type { CurveOptions } from "../eval/curves.ts";
 import {
+  completeEval,
   EVAL_TASKS_STATE_KEY,
   EVAL_TOKENIZER_STATE_KEY,
   type EvalConfig,
@@ -27,7 +27,6 @@ import {
   evalEpisodeSeed,
   openEvalRun,
   resolveEvalTasks,
-  summarizeEval,
   taskSourceConfig,
 } from "../eval/run-eval.ts";
 import { tokenizerFingerprint } from "../eval/tokenizer-fingerprint.ts";
@@ -203,39 +202,21 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
     await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
     if (options.signal?.aborted) throw new Error("evaluateAgent: stopped");
 
-    const summary = summarizeEval(store, run.id, tasks, config.n, options.curves);
-    const metrics = {
-      ...curveMetrics(summary.curves),
-      "eval/policy_errors": summary.totals.policyErrors,
-      "eval/solved_fraction": summary.totals.solved / summary.totals.tasks,
-      "gateway/prefix_breaks": prefixBreaks,
-      "gateway/calls": gateway.stats.calls,
-      "gateway/failed_calls": gateway.stats.failedCalls,
-    };
-    store.addMetrics(run.id, 0, metrics);
-    const result: EvalResult = {
-      directory,
+    return await completeEval({
+      store,
       runId: run.id,
+      directory,
       policyId: config.policy,
       config,
-      ...summary,
+      tasks,
+      curves: options.curves,
       episodes: { resumed, sampled: pending.length },
-      metrics,
-      files: null,
-    };
-    if (directory !== null) {
-      result.files = await writeEvalFiles(directory, result);
-      for (const path of Object.values(result.files))
-        store.addArtifact(run.id, { kind: "report", path: path.slice(directory.length + 1) });
-    }
-    store.finishRun(run.id, "completed", {
-      policyId: config.policy,
-      curves: result.curves,
-      totals: result.totals,
-      endReasons: result.endReasons,
-      metrics,
+      extraMetrics: {
+        "gateway/prefix_breaks": prefixBreaks,
+        "gateway/calls": gateway.stats.calls,
+        "gateway/failed_calls": gateway.stats.failedCalls,
+      },
     });
-    return result;
   } catch (error) {
     store.finishRun(run.id, options.signal?.aborted ? "interrupted" : "failed", { error: String(error) });
     throw error;

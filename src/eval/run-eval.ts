@@ -482,37 +482,16 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       });
     }
 
-    const result = summarizeEval(store, run.id, tasks, config.n, options.curves);
-    const metrics = {
-      ...curveMetrics(result.curves),
-      "eval/policy_errors": result.totals.policyErrors,
-      "eval/solved_fraction": result.totals.solved / result.totals.tasks,
-    };
-    store.addMetrics(run.id, 0, metrics);
-    const evalResult: EvalResult = {
-      directory,
+    return await completeEval({
+      store,
       runId: run.id,
+      directory,
       policyId: policy.id,
       config,
-      ...result,
+      tasks,
+      curves: options.curves,
       episodes: { resumed, sampled: pending.length },
-      metrics,
-      files: null,
-    };
-    if (directory !== null) {
-      evalResult.files = await writeEvalFiles(directory, evalResult);
-      for (const path of Object.values(evalResult.files)) {
-        store.addArtifact(run.id, { kind: "report", path: path.slice(directory.length + 1) });
-      }
-    }
-    store.finishRun(run.id, "completed", {
-      policyId: policy.id,
-      curves: evalResult.curves,
-      totals: evalResult.totals,
-      endReasons: evalResult.endReasons,
-      metrics,
     });
-    return evalResult;
   } catch (error) {
     const aborted = options.signal?.aborted ?? false;
     store.finishRun(run.id, aborted ? "interrupted" : "failed", { error: String(error) });
@@ -524,8 +503,57 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
 }
 
 /** Counts, totals, end reasons and curves of an eval run's stored episodes (keys of `tasks` × n only). */
+/**
+ * Ends a finished eval's run: its summary and metrics (plus `extraMetrics`) stored, the eval files
+ * written beside the run and registered, the run marked completed. Returns the eval's result.
+ */
+export async function completeEval(done: {
+  store: Store;
+  runId: string;
+  directory: string | null;
+  policyId: string;
+  config: EvalConfig;
+  tasks: readonly Task[];
+  curves: CurveOptions | undefined;
+  episodes: EvalResult["episodes"];
+  extraMetrics?: Record<string, number>;
+}): Promise<EvalResult> {
+  const { store, runId, directory } = done;
+  const summary = summarizeEval(store, runId, done.tasks, done.config.n, done.curves);
+  const metrics = {
+    ...curveMetrics(summary.curves),
+    "eval/policy_errors": summary.totals.policyErrors,
+    "eval/solved_fraction": summary.totals.solved / summary.totals.tasks,
+    ...done.extraMetrics,
+  };
+  store.addMetrics(runId, 0, metrics);
+  const result: EvalResult = {
+    directory,
+    runId,
+    policyId: done.policyId,
+    config: done.config,
+    ...summary,
+    episodes: done.episodes,
+    metrics,
+    files: null,
+  };
+  if (directory !== null) {
+    result.files = await writeEvalFiles(directory, result);
+    for (const path of Object.values(result.files))
+      store.addArtifact(runId, { kind: "report", path: path.slice(directory.length + 1) });
+  }
+  store.finishRun(runId, "completed", {
+    policyId: done.policyId,
+    curves: result.curves,
+    totals: result.totals,
+    endReasons: result.endReasons,
+    metrics,
+  });
+  return result;
+}
+
 /** Counts, totals, end reasons and pass@k curves of a finished eval's stored episodes (n per task). */
-export function summarizeEval(
+function summarizeEval(
   store: Store,
   runId: string,
   tasks: readonly Task[],

@@ -22,9 +22,12 @@ try {
   await page.click("tr.trajectory a.episode-link");
   await page.waitForSelector("article.episode .tok");
   await page.selectOption("label:has-text('colour by') select", "advantage");
-  const beside = await page.$$eval("label:has-text('beside it') option", (options) =>
-    options.map((option) => (option as HTMLOptionElement).value).filter(Boolean),
-  );
+  const options = page.locator("label:has-text('beside it') option");
+  const beside: string[] = [];
+  for (let i = 0; i < (await options.count()); i++) {
+    const value = await options.nth(i).getAttribute("value");
+    if (value) beside.push(value);
+  }
   if (beside.length > 0) {
     await page.selectOption("label:has-text('beside it') select", beside[0]);
     await page.waitForFunction(() => document.querySelectorAll("article.episode").length === 2);

@@ -13,7 +13,7 @@ import type { EvalTaskSource } from "../../eval/run-eval.ts";
 import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
-import { createProgress, type Progress } from "../progress.ts";
+import { runEvalSession } from "./eval-session.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 export interface AgentEvalFlags {
@@ -122,65 +122,43 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
       ...(raw.runId ? { runId: raw.runId } : {}),
     };
   }
-  const abort = new AbortController();
-  const onSignal = () => abort.abort();
-  process.once("SIGINT", onSignal);
-  let progress: Progress | undefined;
-  let runDirectory: string | null = raw.resume ?? null;
-  try {
-    const result = await evaluateAgent({
-      ...options,
-      concurrency,
-      ...(raw.agentRetries !== undefined
-        ? { retries: parseNumber("--agent-retries", raw.agentRetries, { integer: true, min: 0 }) }
-        : {}),
-      signal: abort.signal,
-      onStart: ({ directory, total }) => {
-        runDirectory = directory;
-        progress = createProgress("eval", total, { quiet: Boolean(raw.json) });
-      },
-      onProgress: ({ done, correct, policyErrors }) =>
-        progress?.update(done, {
-          correct: done > 0 ? correct / done : 0,
-          ...(policyErrors > 0 ? { failed_episodes: policyErrors } : {}),
-        }),
-    });
-    progress?.stop();
-    if (raw.json) {
-      console.log(
-        JSON.stringify(
-          {
-            directory: result.directory,
-            files: result.files,
-            metrics: result.metrics,
-            episodes: result.episodes,
-            ...evalJson(result),
-          },
-          null,
-          2,
-        ),
-      );
-      return;
-    }
-    const { totals, config } = result;
+  const result = await runEvalSession(
+    { quiet: Boolean(raw.json), resume: raw.resume, errorsLabel: "failed_episodes" },
+    (hooks) =>
+      evaluateAgent({
+        ...options,
+        concurrency,
+        ...(raw.agentRetries !== undefined
+          ? { retries: parseNumber("--agent-retries", raw.agentRetries, { integer: true, min: 0 }) }
+          : {}),
+        ...hooks,
+      }),
+  );
+  if (raw.json) {
     console.log(
-      `agent ${options.agentPath} on ${options.policy}; ${totals.tasks} tasks x n = ${config.n}; ` +
-        `${result.episodes.sampled} episodes run, ${result.episodes.resumed} found stored`,
+      JSON.stringify(
+        {
+          directory: result.directory,
+          files: result.files,
+          metrics: result.metrics,
+          episodes: result.episodes,
+          ...evalJson(result),
+        },
+        null,
+        2,
+      ),
     );
-    console.log(formatCurveTable(result.curves));
-    console.log(
-      `solved at k = n: ${totals.solved}/${totals.tasks}; correct ${totals.correct}/${totals.samples}; ` +
-        `failed episodes (agent error, timeout, upstream) ${totals.policyErrors}; gateway calls ${result.metrics["gateway/calls"]}, prefix breaks ${result.metrics["gateway/prefix_breaks"]}`,
-    );
-    console.log(`run: ${result.directory}`);
-  } catch (error) {
-    progress?.stop();
-    if (abort.signal.aborted && runDirectory)
-      throw new Error(
-        `interrupted; stored episodes are kept: resume with agentrl eval --resume ${runDirectory}`,
-      );
-    throw error;
-  } finally {
-    process.removeListener("SIGINT", onSignal);
+    return;
   }
+  const { totals, config } = result;
+  console.log(
+    `agent ${options.agentPath} on ${options.policy}; ${totals.tasks} tasks x n = ${config.n}; ` +
+      `${result.episodes.sampled} episodes run, ${result.episodes.resumed} found stored`,
+  );
+  console.log(formatCurveTable(result.curves));
+  console.log(
+    `solved at k = n: ${totals.solved}/${totals.tasks}; correct ${totals.correct}/${totals.samples}; ` +
+      `failed episodes (agent error, timeout, upstream) ${totals.policyErrors}; gateway calls ${result.metrics["gateway/calls"]}, prefix breaks ${result.metrics["gateway/prefix_breaks"]}`,
+  );
+  console.log(`run: ${result.directory}`);
 }

@@ -37,8 +37,8 @@ import { resolvePolicy } from "../../policy/resolve.ts";
 import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
-import { createProgress, type Progress } from "../progress.ts";
 import { agentRunConfig, evalAgentCommand } from "./eval-agent.ts";
+import { runEvalSession } from "./eval-session.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 interface EvalCommandOptions {
@@ -385,28 +385,11 @@ export function register(program: Command): void {
         // An endpoint gets as many requests in flight as episodes advance together.
         openai: { concurrency: batchSize },
       });
-      const abort = new AbortController();
-      const onSignal = () => abort.abort();
-      process.once("SIGINT", onSignal);
-      let progress: Progress | undefined;
-      let runDirectory: string | null = raw.resume ?? null;
       try {
-        const result = await evaluate({
-          ...options,
-          policy,
-          batchSize,
-          signal: abort.signal,
-          onStart: ({ directory, total }) => {
-            runDirectory = directory;
-            progress = createProgress("eval", total, { quiet: Boolean(raw.json) });
-          },
-          onProgress: ({ done, correct, policyErrors }) =>
-            progress?.update(done, {
-              correct: done > 0 ? correct / done : 0,
-              ...(policyErrors > 0 ? { policy_errors: policyErrors } : {}),
-            }),
-        });
-        progress?.stop();
+        const result = await runEvalSession(
+          { quiet: Boolean(raw.json), resume: raw.resume, errorsLabel: "policy_errors" },
+          (hooks) => evaluate({ ...options, policy, batchSize, ...hooks }),
+        );
         if (raw.json) {
           console.log(
             JSON.stringify(
@@ -423,16 +406,7 @@ export function register(program: Command): void {
         } else {
           printResult(result);
         }
-      } catch (error) {
-        progress?.stop();
-        if (abort.signal.aborted && runDirectory) {
-          throw new Error(
-            `interrupted; stored episodes are kept: resume with agentrl eval --resume ${runDirectory}`,
-          );
-        }
-        throw error;
       } finally {
-        process.removeListener("SIGINT", onSignal);
         await policy.close?.();
       }
     });
