@@ -1,0 +1,262 @@
+"""agentrl's agent loop for verl: each sample is one agentrl episode, run by `agentrl agent-server`.
+
+Contract (what `agentrl verl init` writes relies on exactly this):
+
+Registration. verl's workers never import this module by themselves: list it in the agent-loop YAML
+given as `actor_rollout_ref.rollout.agent.agent_loop_config_path`, with this file's folder on the
+workers' PYTHONPATH, and give rows `agent_name: "agentrl_agent"` (a top-level parquet column):
+
+    - name: agentrl_agent
+      _target_: agentrl_agent_loop.AgentrlAgentLoop
+      server_url: http://127.0.0.1:8300   # the agent-server; else env AGENTRL_AGENT_SERVER
+      server_token: null                  # optional bearer token; else env AGENTRL_AGENT_SERVER_TOKEN
+      # optional keys:
+      rollout_base_url: null   # OpenAI base URL of the rollout server (".../v1"); default: the one
+                               # verl's load balancer assigns the sample (http://<server address>/v1)
+      rollout_model: null      # model name to send; default: the agent-server asks /v1/models
+      timeout_s: 1800          # one episode's HTTP call
+      max_concurrency: 256     # episodes this worker process has in flight at once
+
+Every extra YAML key arrives as a constructor keyword; unknown ones are ignored.
+
+Per-row data, from the dataset columns verl passes to `run` as keyword arguments:
+    raw_prompt                 list of {role, content}: sent along (recorded); the agent-server
+                               renders the episode's prompt from the task itself
+    extra_info.index           int: the row index (recorded)
+    extra_info.agentrl         {"task_id": str, "task": str | dict | absent}: agentrl's task. `task`
+                               is the whole agentrl task (a JSON string in parquet, so rows with
+                               different task fields do not gain each other's fields as nulls);
+                               without it the agent-server looks `task_id` up in its `--tasks` set
+    reward_model.ground_truth  str: must equal the task's answer (or one of its aliases)
+Sampling settings come from verl's `sampling_params` (temperature, top_p, top_k, logprobs).
+
+Output: `AgentLoopOutput` with `prompt_ids`, `response_ids` (the model's sampled ids and the
+tool/observation ids between them, exactly as the rollout server saw them), `response_mask` (1 on
+sampled ids, 0 on observation ids), `response_logprobs` (the sampled ids' log-probs, 0.0 on
+observation ids; None unless verl asked for log-probs), all cut to `rollout.response_length` as
+verl's own tool agent cuts them; `reward_score` (agentrl's reward spec on the whole episode, so
+verl's reward function is skipped), `num_turns` (1 + assistant turns + observation turns), `metrics`
+(generate_sequences, tool_calls: seconds) and `extra_fields`: `turn_scores` (each assistant turn's
+turn-level reward, 0.0 where none), `turn_spans` ([start, end) of each assistant turn in
+response_ids), `agentrl_episode_id`, `agentrl_correct`, `agentrl_end_reason`, `agentrl_error`.
+
+A failed episode (the model's malformed tool call, an upstream error, a timeout) comes back from the
+agent-server as data with reward 0. An agent-server that cannot be reached is retried briefly, then
+raises: that is an infrastructure failure, not a sample's.
+
+Standard library only besides verl itself. The request/response JSON is in ../agent-server.md.
+"""
+
+import asyncio
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional
+
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+
+SERVER_ENV = "AGENTRL_AGENT_SERVER"
+TOKEN_ENV = "AGENTRL_AGENT_SERVER_TOKEN"
+
+# One thread pool per worker process: an episode's HTTP call blocks a thread for the episode's length.
+_EXECUTORS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _executor(size: int) -> ThreadPoolExecutor:
+    pool = _EXECUTORS.get(size)
+    if pool is None:
+        pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="agentrl-episode")
+        _EXECUTORS[size] = pool
+    return pool
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars/arrays and other containers from a dataset row as plain JSON values."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _config_value(config: Any, path: str) -> Any:
+    node = config
+    for part in path.split("."):
+        if node is None:
+            return None
+        node = node.get(part) if isinstance(node, dict) else getattr(node, part, None)
+    return node
+
+
+class AgentServerError(RuntimeError):
+    pass
+
+
+@register("agentrl_agent")
+class AgentrlAgentLoop(AgentLoopBase):
+    def __init__(
+        self,
+        *args,
+        server_url: Optional[str] = None,
+        server_token: Optional[str] = None,
+        rollout_base_url: Optional[str] = None,
+        rollout_model: Optional[str] = None,
+        timeout_s: float = 1800,
+        max_concurrency: int = 256,
+        connect_retries: int = 5,
+        **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        url = server_url or os.environ.get(SERVER_ENV)
+        if not url:
+            raise ValueError(
+                f"agentrl_agent: no agent-server URL: set server_url in the agent-loop YAML or ${SERVER_ENV}"
+            )
+        self.server_url = url.rstrip("/")
+        self.server_token = server_token or os.environ.get(TOKEN_ENV) or None
+        self.rollout_base_url = rollout_base_url.rstrip("/") if rollout_base_url else None
+        self.rollout_model = rollout_model
+        self.timeout_s = float(timeout_s)
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.connect_retries = max(0, int(connect_retries))
+        self.response_length = int(_config_value(self.config, "actor_rollout_ref.rollout.response_length"))
+        self.prompt_length = _config_value(self.config, "actor_rollout_ref.rollout.prompt_length")
+
+    def _request_body(self, sampling_params: dict[str, Any], kwargs: dict[str, Any], base_url: str) -> dict:
+        extra_info = _plain(kwargs.get("extra_info") or {})
+        agentrl = extra_info.get("agentrl")
+        if not isinstance(agentrl, dict) or not (agentrl.get("task_id") or agentrl.get("task")):
+            raise ValueError(
+                "agentrl_agent: the row has no extra_info.agentrl.task_id (nor .task): "
+                "write the dataset with `agentrl verl init`"
+            )
+        task = agentrl.get("task")
+        if isinstance(task, str) and task:
+            try:
+                task = json.loads(task)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"agentrl_agent: extra_info.agentrl.task is not valid JSON: {error}") from None
+        reward_model = _plain(kwargs.get("reward_model") or {})
+        sampling = {
+            key: _plain(sampling_params[key])
+            for key in ("temperature", "top_p", "top_k")
+            if sampling_params.get(key) is not None
+        }
+        sampling["logprobs"] = bool(sampling_params.get("logprobs", False))
+        body: dict[str, Any] = {
+            "request_id": uuid.uuid4().hex,
+            "sampling": sampling,
+            "upstream": {"base_url": base_url, **({"model": self.rollout_model} if self.rollout_model else {})},
+            "response_length": self.response_length,
+            "raw_prompt": _plain(kwargs.get("raw_prompt")),
+            "index": extra_info.get("index"),
+        }
+        if isinstance(task, dict):
+            body["task"] = task
+        else:
+            body["task_id"] = str(agentrl["task_id"])
+        if isinstance(reward_model, dict) and reward_model.get("ground_truth") is not None:
+            body["ground_truth"] = reward_model["ground_truth"]
+        return body
+
+    def _post(self, body: dict) -> dict:
+        data = json.dumps(body).encode("utf-8")
+        headers = {"content-type": "application/json"}
+        if self.server_token:
+            headers["authorization"] = f"Bearer {self.server_token}"
+        delay = 0.5
+        for attempt in range(self.connect_retries + 1):
+            request = urllib.request.Request(f"{self.server_url}/v1/episodes", data=data, headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                    return json.loads(response.read().decode("utf-8"))
+            except urllib.error.HTTPError as error:
+                detail = error.read().decode("utf-8", "replace")[:2000]
+                # 503: the agent-server is at its queue limit or shutting down; worth another try.
+                if error.code == 503 and attempt < self.connect_retries:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 30)
+                    continue
+                raise AgentServerError(
+                    f"agentrl agent-server {self.server_url} answered {error.code}: {detail}"
+                ) from None
+            except (urllib.error.URLError, ConnectionError) as error:
+                if attempt < self.connect_retries:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 30)
+                    continue
+                raise AgentServerError(
+                    f"agentrl agent-server {self.server_url} unreachable after {attempt + 1} tries: {error}"
+                ) from None
+        raise AssertionError("unreachable")
+
+    async def _rollout_server(self, request_id: str):
+        """The rollout server's base URL, and a release callback (verl's load balancer, when it picks)."""
+        if self.rollout_base_url:
+            return self.rollout_base_url, None
+        manager = self.server_manager
+        if manager is None or not hasattr(manager, "_acquire_server"):
+            raise ValueError(
+                "agentrl_agent: no rollout_base_url in the agent-loop YAML and verl's server manager "
+                "cannot assign a rollout server"
+            )
+        acquired = await manager._acquire_server(request_id)
+        server_id = acquired[0] if isinstance(acquired, tuple) else acquired
+        address = str(server_id)
+        base = address if address.startswith("http") else f"http://{address}"
+        return f"{base.rstrip('/')}/v1", lambda: manager._release_server(server_id)
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs) -> AgentLoopOutput:
+        sticky = uuid.uuid4().hex
+        base_url, release = await self._rollout_server(sticky)
+        try:
+            body = self._request_body(sampling_params, kwargs, base_url)
+            loop = asyncio.get_running_loop()
+            answer = await loop.run_in_executor(_executor(self.max_concurrency), self._post, body)
+        finally:
+            if release is not None:
+                release()
+        return self._output(answer, bool(sampling_params.get("logprobs", False)))
+
+    def _output(self, answer: dict, want_logprobs: bool) -> AgentLoopOutput:
+        prompt_ids = [int(t) for t in answer["prompt_ids"]]
+        if self.prompt_length is not None and len(prompt_ids) > int(self.prompt_length):
+            raise ValueError(
+                f"agentrl_agent: episode {answer.get('episode_id')}: prompt has {len(prompt_ids)} tokens, "
+                f"more than rollout.prompt_length {self.prompt_length}: raise data.max_prompt_length"
+            )
+        cut = self.response_length
+        response_ids = [int(t) for t in answer["response_ids"]][:cut]
+        response_mask = [int(m) for m in answer["response_mask"]][:cut]
+        logprobs = answer.get("response_logprobs")
+        response_logprobs = [float(x) for x in logprobs][:cut] if want_logprobs and logprobs is not None else None
+        spans = [[int(s), min(int(e), cut)] for s, e in answer.get("turn_spans", []) if int(s) < cut]
+        metrics = answer.get("metrics") or {}
+        extra = answer.get("extra_fields") or {}
+        return AgentLoopOutput(
+            prompt_ids=prompt_ids,
+            response_ids=response_ids,
+            response_mask=response_mask,
+            response_logprobs=response_logprobs,
+            reward_score=float(answer["reward_score"]),
+            num_turns=int(answer["num_turns"]),
+            metrics={
+                "generate_sequences": float(metrics.get("generate_sequences", 0.0)),
+                "tool_calls": float(metrics.get("tool_calls", 0.0)),
+            },
+            extra_fields={
+                "turn_scores": [float(x) for x in answer.get("turn_scores", [])],
+                "turn_spans": spans,
+                "agentrl_episode_id": answer.get("episode_id"),
+                "agentrl_correct": bool(answer.get("correct", False)),
+                "agentrl_end_reason": answer.get("end_reason"),
+                "agentrl_error": answer.get("error"),
+                **{k: v for k, v in extra.items() if k not in ("turn_scores", "turn_spans")},
+            },
+        )
