@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { flattenTrajectory } from "../types/trajectory.ts";
+import { countToolCalls, flattenTrajectory } from "../types/trajectory.ts";
 import { buildTrajectory, trajectorySegments } from "./trajectory.ts";
 import type { GatewayCall, RecordedChoice } from "./types.ts";
 
@@ -153,4 +153,65 @@ test("malformed tool arguments are a format error, not a crash", () => {
   });
   assert.equal(trajectory.turns[0].action.type, "format-error");
   assert.equal(trajectory.endReason, "format-error");
+});
+
+test("a turn that calls two tools keeps both calls, each with its own result; ids stay exact", () => {
+  const both = choice({
+    content: "let me look",
+    toolCalls: [
+      { id: "c1", name: "search", arguments: '{"query":"zenda"}' },
+      { id: "c2", name: "calc", arguments: '{"expression":"2 * 3"}' },
+    ],
+    finishReason: "tool_calls",
+    tokenIds: [10, 11, 12, 13],
+    logprobs: [-0.1, -0.2, -0.3, -0.4],
+  });
+  const assistantBoth = {
+    role: "assistant",
+    content: "let me look",
+    tool_calls: [{ id: "c1" }, { id: "c2" }],
+  };
+  const results = [
+    { role: "tool", tool_call_id: "c1", content: "zenda has 4213 people" },
+    { role: "tool", tool_call_id: "c2", content: "6" },
+  ];
+  const calls = [
+    call(0, [question], [1, 2], [both]),
+    call(1, [question, assistantBoth, ...results], [1, 2, 10, 11, 12, 13, 30, 31, 32], [answer]),
+  ];
+  const { trajectory, prefixBreaks } = buildTrajectory(calls, {
+    ...options,
+    reward: { turnRewards: { "0": 0.5, "1": 1 } },
+  });
+  assert.equal(prefixBreaks, 0);
+  assert.equal(trajectory.turns.length, 3, "two tool-call turns and the answer");
+  const [first, second, last] = trajectory.turns;
+  assert.deepEqual(first.action, {
+    type: "tool-call",
+    tool: "search",
+    arguments: { query: "zenda" },
+    callId: "c1",
+  });
+  assert.deepEqual(second.action, {
+    type: "tool-call",
+    tool: "calc",
+    arguments: { expression: "2 * 3" },
+    callId: "c2",
+  });
+  assert.equal(first.text, "let me look");
+  assert.deepEqual(first.tokenIds, [10, 11, 12, 13], "all sampled ids on the first call's turn");
+  assert.deepEqual(second.tokenIds, []);
+  assert.equal(first.toolResult?.content, "zenda has 4213 people");
+  assert.equal(second.toolResult?.content, "6");
+  assert.equal(first.observation, undefined);
+  assert.deepEqual(second.observation, { text: "6", tokenIds: [30, 31, 32] });
+  assert.deepEqual([first.index, second.index, last.index], [0, 1, 2]);
+  // Posted turn rewards are per call: call 1 (the answer) is turn 2.
+  assert.equal(first.rewards.posted, 0.5);
+  assert.equal(last.rewards.posted, 1);
+  assert.equal(second.rewards.posted, undefined);
+  const flat = flattenTrajectory(trajectory);
+  assert.deepEqual(flat.tokenIds, [1, 2, 10, 11, 12, 13, 30, 31, 32, 20, 21]);
+  assert.deepEqual(flat.lossMask, [0, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1]);
+  assert.equal(countToolCalls(trajectory), 2);
 });

@@ -2,8 +2,11 @@
  * The calls of one episode turned into one trajectory of the contract (src/types/trajectory.ts).
  *
  *   call i:   prompt ids P_i → completion ids C_i (choice the next call continues, else choice 0)
- *   turn i:   text, action (first tool call, else the content as the answer), C_i with its log-probs
- *   obs i:    the messages the next call adds after the assistant's (tool results, user text), with
+ *   turn i:   text, action (its tool call, else the content as the answer), C_i with its log-probs;
+ *             a completion with several tool calls gives one turn per call, the first holding the
+ *             text and all of C_i, the others empty (the same split as imported chat lines)
+ *   obs i:    the messages the next call adds after the assistant's (tool results, user text; each
+ *             call's own result is its turn's `toolResult`), on the completion's last turn, with
  *             ids P_{i+1}[|P_i| + |C_i| …] when P_{i+1} starts with exactly P_i ++ C_i
  *
  * When the next prompt does not extend the previous prompt and completion exactly (the agent edited
@@ -98,55 +101,77 @@ function chosen(call: GatewayCall, next: GatewayCall | undefined): RecordedChoic
   return choices[0];
 }
 
-function turnOf(index: number, choice: RecordedChoice): Turn {
-  const calls = choice.toolCalls;
-  // The message's content; its tool call is the action (exports render it as `tool_calls`).
-  const text = choice.content ?? "";
-  let action: Turn["action"];
-  if (calls.length > 0) {
-    const [first] = calls;
-    let args: unknown;
-    try {
-      args = JSON.parse(first.arguments);
-    } catch {
-      args = undefined;
-    }
-    action =
-      typeof args === "object" && args !== null && !Array.isArray(args)
-        ? {
-            type: "tool-call",
-            tool: first.name,
-            arguments: args as Record<string, unknown>,
-            ...(first.id ? { callId: first.id } : {}),
-          }
-        : { type: "format-error", error: `tool call ${first.name}: arguments are not a JSON object` };
-  } else {
-    action = { type: "answer", answer: (choice.content ?? "").trim() };
+function actionOf(call: RecordedChoice["toolCalls"][number]): Turn["action"] {
+  let args: unknown;
+  try {
+    args = JSON.parse(call.arguments);
+  } catch {
+    args = undefined;
   }
-  return {
+  return typeof args === "object" && args !== null && !Array.isArray(args)
+    ? {
+        type: "tool-call",
+        tool: call.name,
+        arguments: args as Record<string, unknown>,
+        ...(call.id ? { callId: call.id } : {}),
+      }
+    : { type: "format-error", error: `tool call ${call.name}: arguments are not a JSON object` };
+}
+
+/**
+ * The turns of one completion: one per tool call it made (the first holds the message's text and
+ * every sampled id; the others are empty, so the token sequence stays exact), or one answer turn.
+ * This is how imported chat lines with several tool calls are split too (src/store/openai-chat.ts).
+ */
+function turnsOf(index: number, choice: RecordedChoice): Turn[] {
+  const text = choice.content ?? "";
+  const first = {
     index,
     text,
     tokenIds: choice.tokenIds ? [...choice.tokenIds] : [],
     logprobs: choice.tokenIds && choice.logprobs ? [...choice.logprobs] : null,
-    action,
     rewards: {},
   };
+  if (choice.toolCalls.length === 0)
+    return [{ ...first, action: { type: "answer", answer: (choice.content ?? "").trim() } }];
+  return choice.toolCalls.map((call, i) =>
+    i === 0
+      ? { ...first, action: actionOf(call) }
+      : { index: index + i, text: "", tokenIds: [], logprobs: null, action: actionOf(call), rewards: {} },
+  );
 }
 
-/** What the next call adds after the last assistant message: tool results and user text. */
-function observationOf(turn: Turn, next: GatewayCall): { text: string; toolContent: string | null } {
+/**
+ * What the next call adds after the last assistant message (tool results, user text): the tool
+ * result of each of `group`'s calls (by call id), and the text appended after the group, less the
+ * results already given to the group's earlier calls (each call's result is its own turn's).
+ */
+function observationOf(
+  group: readonly Turn[],
+  next: GatewayCall,
+): { text: string; toolContents: (string | null)[] } {
   const messages = messagesOf(next);
   let last = -1;
   messages.forEach((message, i) => {
     if (message.role === "assistant") last = i;
   });
   const added = messages.slice(last + 1);
-  const callId = turn.action.type === "tool-call" ? turn.action.callId : undefined;
-  const tool = added.find((message) => message.role === "tool" && message.tool_call_id === callId);
-  return {
-    text: added.map((message) => contentText(message.content)).join("\n"),
-    toolContent: tool ? contentText(tool.content) : null,
-  };
+  const used = new Set<Message>();
+  /** Results given to the group's calls before its last. */
+  const earlier = new Set<Message>();
+  const toolContents = group.map((turn, g) => {
+    if (turn.action.type !== "tool-call") return null;
+    const callId = turn.action.callId;
+    const tool = added.find(
+      (message) => message.role === "tool" && message.tool_call_id === callId && !used.has(message),
+    );
+    if (!tool) return null;
+    used.add(tool);
+    if (g < group.length - 1) earlier.add(tool);
+    return contentText(tool.content);
+  });
+  const shown = added.filter((message) => !earlier.has(message));
+  return { text: shown.map((message) => contentText(message.content)).join("\n"), toolContents };
 }
 
 interface Segment {
@@ -163,6 +188,8 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
   const turns: Turn[] = [];
   let prefixBreaks = 0;
   let missingTokenIds = 0;
+  /** Index of each successful call's first turn (posted turn rewards are per call). */
+  const callTurns: number[] = [];
   ok.forEach((call, i) => {
     const next = ok[i + 1];
     const choice = chosen(call, next);
@@ -175,21 +202,27 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
       });
     }
     const segment = segments[segments.length - 1];
-    const turn = turnOf(turns.length, choice);
-    const local: Turn = { ...turn, index: segment.turns.length };
-    turns.push(turn);
-    segment.turns.push(local);
+    callTurns.push(turns.length);
+    const group = turnsOf(turns.length, choice);
+    const locals = group.map((turn, g) => ({ ...turn, index: segment.turns.length + g }));
+    turns.push(...group);
+    segment.turns.push(...locals);
     if (!next) return;
-    const observation = observationOf(turn, next);
-    if (turn.action.type === "tool-call") {
+    const observation = observationOf(group, next);
+    group.forEach((turn, g) => {
+      if (turn.action.type !== "tool-call") return;
+      const content = observation.toolContents[g];
       const toolResult = {
-        status: observation.toolContent === null ? ("empty" as const) : ("ok" as const),
-        content: observation.toolContent ?? "",
+        status: content === null ? ("empty" as const) : ("ok" as const),
+        content: content ?? "",
         injected: false,
       };
       turn.toolResult = toolResult;
-      local.toolResult = toolResult;
-    }
+      locals[g].toolResult = toolResult;
+    });
+    // The context appended after the completion belongs to the group's last turn.
+    const turn = group[group.length - 1];
+    const local = locals[locals.length - 1];
     const expected =
       call.promptTokenIds && choice.tokenIds ? [...call.promptTokenIds, ...choice.tokenIds] : null;
     if (expected && next.promptTokenIds && startsWith(next.promptTokenIds, expected)) {
@@ -209,7 +242,7 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
   });
 
   for (const [index, value] of Object.entries(options.reward?.turnRewards ?? {})) {
-    const turn = turns[Number(index)];
+    const turn = turns[callTurns[Number(index)] ?? -1];
     if (turn) turn.rewards.posted = value;
   }
   const lastChoice = ok.length > 0 ? chosen(ok[ok.length - 1], undefined) : null;

@@ -42,6 +42,9 @@ export interface GatewayCall {
 export interface PostedReward {
   /** Outcome reward of the episode. */
   reward?: number | null;
-  /** Per-turn rewards: turn index → value (stored as the turn's `posted` reward). */
+  /**
+   * Per-turn rewards: model turn (the episode's n-th successful call, from 0) → value, stored as
+   * the `posted` reward of that call's first turn (a call with several tool calls has one turn each).
+   */
   turnRewards?: Record<string, number>;
 }
