@@ -1,0 +1,125 @@
+import type { Section } from "../../report/html.ts";
+import { barChart } from "../../report/plots.ts";
+import {
+  boundStatus,
+  crossDifference,
+  formatDifference,
+  meanPassAtK,
+  positiveStatus,
+  taskPassAtK,
+  type Verdict,
+} from "../analysis.ts";
+import type { RlStageResult } from "../stage-runs.ts";
+import {
+  type ExperimentReport,
+  exampleBlocks,
+  figureCaption,
+  fixed,
+  PASS1_COMPARISONS,
+  type ReportContext,
+  verdictBlock,
+} from "./context.ts";
+
+export async function baseExperiment(context: ReportContext): Promise<ExperimentReport> {
+  const { config, get, evals, n, seed, pass1, examplesOf } = context;
+  const starts = [
+    { name: "strong base", start: evals.base, rl: evals["rl-base"], stage: "rl-base" },
+    { name: "weak base", start: evals.weak, rl: evals["rl-weak"], stage: "rl-weak" },
+    { name: "SFT-real", start: evals["sft-real"], rl: evals["rl-sft-real"], stage: "rl-sft-real" },
+    {
+      name: "SFT-stitched",
+      start: evals["sft-stitched"],
+      rl: evals["rl-sft-stitched"],
+      stage: "rl-sft-stitched",
+    },
+  ];
+  const rows = starts.map(({ name, start, rl, stage }) => {
+    const startAtN = meanPassAtK(start.counts, n) ?? 0;
+    const rlAt1 = meanPassAtK(rl.counts, 1) ?? 0;
+    return {
+      name,
+      startPassAt1: meanPassAtK(start.counts, 1),
+      startPassAtN: startAtN,
+      rlPassAt1: rlAt1,
+      rlPassAtN: meanPassAtK(rl.counts, n),
+      /** RL's pass@1 − the start's pass@n, paired over tasks: above 0 breaks the bound. */
+      aboveBound: crossDifference(
+        { counts: start.counts, value: (c) => taskPassAtK(c, n) },
+        { counts: rl.counts, value: (c) => taskPassAtK(c, 1) },
+        seed,
+      ),
+      skipped: get<RlStageResult>(stage).skipped,
+    };
+  });
+  const strongVsWeak = pass1(PASS1_COMPARISONS.strongVsWeak);
+  const v: Verdict[] = [
+    {
+      experiment: "base",
+      claim: "RL from the stronger base ends higher than RL from the weaker base",
+      status: positiveStatus(strongVsWeak),
+      difference: strongVsWeak,
+      evidence: `${formatDifference(strongVsWeak, "pass@1 RL(strong) − RL(weak)")}; RL steps without any group with signal: strong ${rows[0].skipped.noSignal.length}, weak ${rows[1].skipped.noSignal.length} of ${config.rl.steps}`,
+    },
+    {
+      experiment: "base",
+      claim: `the start's pass@${n} bounds where RL ends (RL pass@1 ≤ start pass@${n})`,
+      status: boundStatus(rows.map((row) => row.aboveBound)),
+      evidence: rows
+        .map(
+          (row) =>
+            `${row.name}: start pass@${n} ${fixed(row.startPassAtN)} → RL pass@1 ${fixed(row.rlPassAt1)} (${formatDifference(row.aboveBound, "RL pass@1 − start")})`,
+        )
+        .join("; "),
+    },
+  ];
+  const json = { rows, strongVsWeak };
+  const scatter = await barChart({
+    title: `start pass@${n} vs RL's pass@1`,
+    bars: rows.flatMap((row) => [
+      { category: row.name, value: row.startPassAtN, group: `start pass@${n}` },
+      { category: row.name, value: row.rlPassAt1, group: "after RL pass@1" },
+      { category: row.name, value: row.startPassAt1 ?? 0, group: "start pass@1" },
+    ]),
+    xLabel: "start of RL",
+    yLabel: "rate",
+    yDomain: [0, 1],
+  });
+  const section: Section = {
+    title: "5. Choosing the base: RL from the weaker vs the stronger base",
+    blocks: [
+      {
+        type: "paragraph",
+        text: `The same RL run (section 1) from four starts. If RL only sharpens, its pass@1 ends at or below the start's pass@${n}: the base's large-k pass rate predicts where RL can go, and a base that rarely samples a correct path gives RL groups without signal.`,
+      },
+      {
+        type: "svg",
+        svg: scatter,
+        caption: figureCaption(config, "Start and end of the same RL from each start."),
+      },
+      {
+        type: "table",
+        columns: [
+          "start",
+          "start pass@1",
+          `start pass@${n}`,
+          "RL pass@1",
+          `RL pass@${n}`,
+          `RL pass@1 − start pass@${n} [95% CI]`,
+          "RL steps without signal",
+        ],
+        rows: rows.map((row) => [
+          row.name,
+          row.startPassAt1,
+          row.startPassAtN,
+          row.rlPassAt1,
+          row.rlPassAtN,
+          formatDifference(row.aboveBound, "").trim(),
+          row.skipped.noSignal.length,
+        ]),
+      },
+      verdictBlock(v),
+      ...exampleBlocks("RL from the weak base", examplesOf("rl-weak")),
+    ],
+  };
+  return { key: "base", json, verdicts: v, sections: [section] };
+}

@@ -1,0 +1,180 @@
+import type { Section } from "../../report/html.ts";
+import { barChart } from "../../report/plots.ts";
+import { type CreditCurve, creditAssignmentCharts, creditCurvePoints } from "../../rl/credit-assignment.ts";
+import {
+  byHops,
+  formatDifference,
+  groupDifference,
+  type HopRow,
+  positiveStatus,
+  proportionDifference,
+  type Verdict,
+  zeroSignalByHops,
+} from "../analysis.ts";
+import { creditStageName } from "../pipeline.ts";
+import type { RlStageResult } from "../stage-runs.ts";
+import {
+  type ExperimentReport,
+  exampleBlocks,
+  figureCaption,
+  fixed,
+  type ReportContext,
+  verdictBlock,
+} from "./context.ts";
+
+/** An RL stage's stored history in the shape of the credit-assignment experiment's curves. */
+function creditCurveOf(
+  estimator: string,
+  rl: RlStageResult,
+): Pick<CreditCurve, "estimator" | "train" | "heldout"> {
+  return {
+    estimator,
+    heldout: rl.boundary,
+    train: creditCurvePoints((key) => new Map(rl.history[key] ?? []), Object.keys(rl.history)),
+  };
+}
+
+export async function creditExperiment(context: ReportContext): Promise<ExperimentReport> {
+  const { config, get, evals, n, seed, examplesOf } = context;
+  const credit = config.credit;
+  const runs = credit.estimators.map((estimator) => ({
+    estimator,
+    rl: get<RlStageResult>(creditStageName(estimator)),
+  }));
+  const charts = await creditAssignmentCharts(
+    runs.map(({ estimator, rl }) => creditCurveOf(estimator, rl)),
+    credit.family,
+  );
+  const hops: HopRow[] = byHops(evals.base.counts);
+  const variance = await barChart({
+    title: "return variance and zero-signal groups by chain length (strong base)",
+    bars: hops.flatMap((row) => [
+      { category: `${row.hops} hops`, value: row.returnVariance, group: "variance p(1−p)" },
+      { category: `${row.hops} hops`, value: row.zeroVariance, group: "no-signal share" },
+      { category: `${row.hops} hops`, value: row.passRate, group: "pass rate" },
+    ]),
+    xLabel: "chain length",
+    yLabel: "value",
+  });
+  const grpo = runs.find((run) => run.estimator === "grpo");
+  const last = (rl: RlStageResult) => rl.boundary[rl.boundary.length - 1];
+  const first = (rl: RlStageResult) => rl.boundary[0];
+  const v: Verdict[] = [];
+  for (const run of runs) {
+    if (run.estimator === "grpo" || !grpo || !last(run.rl) || !last(grpo.rl)) continue;
+    const difference = proportionDifference(last(grpo.rl).passAt1, last(run.rl).passAt1, credit.evalTasks);
+    v.push({
+      experiment: "credit",
+      claim: `turn-level credit (${run.estimator}) learns ${credit.family} better than outcome-only GRPO`,
+      status: positiveStatus(difference),
+      difference: difference,
+      evidence: `final held-out pass@1 ${run.estimator} ${fixed(last(run.rl).passAt1)} vs grpo ${fixed(last(grpo.rl).passAt1)} (${formatDifference(difference, "Δ")}, tasks as units)`,
+    });
+  }
+  const shortest = hops[0];
+  const longest = hops[hops.length - 1];
+  const signalShift =
+    hops.length >= 2
+      ? groupDifference(
+          zeroSignalByHops(evals.base.counts, shortest.hops),
+          zeroSignalByHops(evals.base.counts, longest.hops),
+          seed,
+        )
+      : null;
+  v.push({
+    experiment: "credit",
+    claim: "longer chains leave more RL groups without signal (all rollouts agree)",
+    status: positiveStatus(signalShift),
+    difference: signalShift,
+    evidence: `zero-variance task fraction of the strong base by hops: ${hops.map((row) => `${row.hops}: ${fixed(row.zeroVariance, 2)}`).join(", ")} (${formatDifference(signalShift, `${longest?.hops} hops − ${shortest?.hops} hops`)}); per-task return variance p(1−p): ${hops.map((row) => `${row.hops}: ${fixed(row.returnVariance)}`).join(", ")}`,
+  });
+  const json = {
+    family: credit.family,
+    runs: runs.map(({ estimator, rl }) => ({
+      estimator,
+      reward: rl.reward,
+      boundary: rl.boundary,
+      history: rl.history,
+      start: first(rl) ?? null,
+      end: last(rl) ?? null,
+      skipped: rl.skipped,
+      seconds: rl.seconds,
+    })),
+    byHops: hops,
+  };
+  const section: Section = {
+    title: "3. Credit assignment and variance on long chains",
+    blocks: [
+      {
+        type: "paragraph",
+        text: `One RL run per estimator from the strong base on the ${credit.family} family (${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize}; reward ${credit.reward} for all: outcome-only estimators read its exact-match outcome, turn-level ones also its turn rewards, which pay each distinct gold fact once). Held-out pass@1 is tracked on ${credit.evalTasks} test tasks × ${credit.evalSamples} samples every ${credit.evalEvery} steps.`,
+      },
+      {
+        type: "svg",
+        svg: charts.heldout,
+        caption: figureCaption(config, "Held-out pass@1 during RL (temperature 1), one run per estimator."),
+      },
+      {
+        type: "svg",
+        svg: charts.train,
+        caption: figureCaption(config, "Batch pass@1 of the training rollouts."),
+      },
+      {
+        type: "svg",
+        svg: charts.toolCalls,
+        caption: figureCaption(config, "Tool calls per episode: reward hacking by tool spam shows here."),
+      },
+      {
+        type: "svg",
+        svg: charts.variance,
+        caption: figureCaption(
+          config,
+          "Variance of the return over each step's rollouts, by chain length, averaged over the run.",
+        ),
+      },
+      {
+        type: "table",
+        caption: "Estimators: start and end of the held-out tracking",
+        columns: [
+          "estimator",
+          "reward",
+          "pass@1 start",
+          "pass@1 end",
+          `pass@${credit.evalSamples} start`,
+          `pass@${credit.evalSamples} end`,
+          "steps without signal",
+          "seconds",
+        ],
+        rows: runs.map(({ estimator, rl }) => [
+          estimator,
+          rl.reward,
+          first(rl)?.passAt1,
+          last(rl)?.passAt1,
+          first(rl)?.passAtK,
+          last(rl)?.passAtK,
+          rl.skipped.noSignal.length,
+          Math.round(rl.seconds),
+        ]),
+      },
+      {
+        type: "svg",
+        svg: variance,
+        caption: figureCaption(
+          config,
+          `Per-task statistics of the strong base's evaluation (${n} samples per task), grouped by chain length.`,
+        ),
+      },
+      {
+        type: "table",
+        caption: "By chain length (strong base)",
+        columns: ["hops", "tasks", "pass rate", "return variance", "zero-variance fraction"],
+        rows: hops.map((row) => [row.hops, row.tasks, row.passRate, row.returnVariance, row.zeroVariance]),
+      },
+      verdictBlock(v),
+      ...runs.flatMap(({ estimator }) =>
+        exampleBlocks(`credit run ${estimator}`, examplesOf(creditStageName(estimator))),
+      ),
+    ],
+  };
+  return { key: "credit", json, verdicts: v, sections: [section] };
+}
