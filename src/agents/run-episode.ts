@@ -3,7 +3,8 @@
  * task's agent view, runs under a timeout, and its calls become the trajectory. An agent that
  * throws, times out or returns nothing usable is a recorded failed episode, never dropped.
  * `correct` comes from the verifier on the returned answer; the outcome reward is the agent's posted
- * reward when it posted one, else 1/0 from the verifier.
+ * reward when it posted one, else 1/0 from the verifier. On world tasks the tool results are checked
+ * against the world's own tools (`withWorldToolResults`), so turn-level reward presets judge them.
  */
 import { randomBytes } from "node:crypto";
 import type { Gateway } from "../gateway/server.ts";
@@ -11,6 +12,7 @@ import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { agentTask } from "./task-view.ts";
 import type { AgentFunction } from "./types.ts";
+import { withWorldToolResults } from "./world-tools.ts";
 
 export interface AgentEpisodeOptions {
   gateway: Gateway;
@@ -73,7 +75,7 @@ export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<Age
     clearTimeout(timer);
   }
   const built = gateway.finishEpisode(episodeId, { finalAnswer, ...(error ? { error } : {}) });
-  const trajectory = built.trajectory;
+  const trajectory = await withWorldToolResults(built.trajectory, task);
   const correct = trajectory.endReason === "answer" && (await options.verify(task, finalAnswer));
   return {
     trajectory: {
