@@ -1,0 +1,328 @@
+/**
+ * `agentrl agent-server`: one agentrl episode per HTTP request, for verl's `agentrl_agent` loop
+ * (python/agentrl_agent_loop.py). The contract is agent-server.md.
+ *
+ *   POST /v1/episodes   run an episode (agent-server-episode.ts) and answer verl's fields
+ *   GET  /health        running/waiting/episodes/failed counts (no auth)
+ *
+ * Each distinct (rollout server, model, sampling setting) gets one in-process recording gateway
+ * (src/gateway) in front of it, so every episode's calls are recorded with exact ids; the gateway's
+ * upstream forces the request's temperature/top_p/top_k on every call (a user's agent cannot pick
+ * its own). At most `concurrency` episodes run at once, at most `maxQueue` wait (more get 503);
+ * each runs under `episodeTimeoutMs`. An episode's own failure (upstream error, timeout, malformed
+ * tool calls) is answered 200 as a failed episode with reward 0; only a malformed request is a 400.
+ *
+ * Safety: 127.0.0.1 by default; another address needs a token (or `allowRemote`); the token is
+ * compared in constant time; bodies over `maxBodyBytes` get 413.
+ */
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { AgentFunction } from "../agents/types.ts";
+import { DEFAULT_BUDGETS, type EpisodeBudgets } from "../env/run-episodes.ts";
+import { worldToolsFor } from "../env/task-set.ts";
+import { startGateway } from "../gateway/server.ts";
+import type { GatewayCall } from "../gateway/types.ts";
+import { httpUpstream, type Upstream } from "../gateway/upstream.ts";
+import { createSemaphore } from "../policy/openai/semaphore.ts";
+import { type RewardSpec, resolveRewardSpec } from "../reward/spec.ts";
+import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
+import { RequestError } from "../serve/request.ts";
+import { uniformNoise } from "../tools/index.ts";
+import type { Task } from "../types/task.ts";
+import type { AnyTool } from "../types/tool.ts";
+import { getVerifier, type VerifierName } from "../verify/index.ts";
+import { checkAnswer } from "../world/index.ts";
+import {
+  type EpisodeGateway,
+  type EpisodeSampling,
+  type RunEpisodeResult,
+  runVerlEpisode,
+  type VerlEpisode,
+} from "./agent-server-episode.ts";
+import { type EpisodeRequest, parseEpisodeRequest, requestTask } from "./agent-server-request.ts";
+
+export interface AgentServerOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8300; 0 picks a free port. */
+  port?: number;
+  token?: string;
+  allowRemote?: boolean;
+  /** Tasks a request may name by `task_id` (a task file, or world tasks). */
+  tasks?: readonly Task[];
+  /** Checks answers of tasks without a world (file tasks). World tasks use the world's check. */
+  verifier?: VerifierName;
+  /** Tools of tasks without a world (default none); world tasks get their world's tools. */
+  fileTools?: (task: Task, seed: number) => readonly AnyTool[];
+  /** Total tool failure rate of world tools (file tools bring their own noise). */
+  noise?: number;
+  budgets?: Partial<EpisodeBudgets>;
+  /** Reward spec or preset name (default `exact-match`). */
+  reward?: RewardSpec | string;
+  /** Run this agent instead of agentrl's episode loop. */
+  agent?: AgentFunction;
+  /** The rollout server of requests that name none. */
+  upstream?: Upstream;
+  /** Episodes running at once (default 64). */
+  concurrency?: number;
+  /** Requests waiting for a slot before new ones get 503 (default 4096). */
+  maxQueue?: number;
+  /** Milliseconds one episode may run (default 600 000). */
+  episodeTimeoutMs?: number;
+  /** Largest request body (default 8 MiB). */
+  maxBodyBytes?: number;
+  /** Called as each episode ends (the store writes it here). */
+  onEpisode?: (result: RunEpisodeResult) => void;
+  log?: (line: string) => void;
+}
+
+export interface AgentServer {
+  /** e.g. `http://127.0.0.1:8300`. */
+  readonly url: string;
+  readonly stats: { running: number; waiting: number; episodes: number; failed: number };
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** An upstream whose calls carry the episode's sampling settings whatever the client sent. */
+function samplingUpstream(upstream: Upstream, sampling: EpisodeSampling): Upstream {
+  return {
+    ...upstream,
+    post: (body, signal, headers) =>
+      upstream.post(
+        {
+          ...body,
+          temperature: sampling.temperature,
+          top_p: sampling.topP,
+          ...(sampling.topK !== null && sampling.topK > 0 ? { top_k: sampling.topK } : {}),
+        },
+        signal,
+        headers,
+      ),
+  };
+}
+
+/** The first model a rollout server lists (`GET <base>/models`). */
+async function listedModel(baseURL: string): Promise<string> {
+  const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(15_000) });
+  if (!response.ok) throw new Error(`GET ${baseURL}/models answered ${response.status}`);
+  const body = (await response.json()) as { data?: { id?: unknown }[] };
+  const id = body.data?.[0]?.id;
+  if (typeof id !== "string" || id === "") throw new Error(`GET ${baseURL}/models lists no model`);
+  return id;
+}
+
+/** A failed episode with nothing recorded (the rollout server could not even be named). */
+function unreachable(task: Task, error: string): VerlEpisode {
+  return {
+    episode_id: `unstarted-${randomBytes(6).toString("hex")}`,
+    prompt_ids: [],
+    response_ids: [],
+    response_mask: [],
+    response_logprobs: null,
+    reward_score: 0,
+    turn_scores: [],
+    turn_spans: [],
+    num_turns: 1,
+    correct: false,
+    end_reason: "policy-error",
+    error: `task ${task.id}: ${error}`,
+    truncated: false,
+    metrics: { generate_sequences: 0, tool_calls: 0, total: 0, prefix_breaks: 0 },
+    extra_fields: {},
+  };
+}
+
+export async function startAgentServer(options: AgentServerOptions): Promise<AgentServer> {
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (!LOOPBACK.has(host)) {
+    if (!options.token && !options.allowRemote)
+      throw new Error(`refusing to listen on ${host} without a token (set one, or allow it explicitly)`);
+    if (!options.token) log(`WARNING: agent-server on ${host} WITHOUT authentication`);
+  }
+  const tokenDigest = options.token ? sha256(options.token) : null;
+  const maxBody = options.maxBodyBytes ?? 8 << 20;
+  const concurrency = options.concurrency ?? 64;
+  const maxQueue = options.maxQueue ?? 4096;
+  const timeoutMs = options.episodeTimeoutMs ?? 600_000;
+  const reward = resolveRewardSpec(options.reward ?? "exact-match");
+  const budgets: EpisodeBudgets = { ...DEFAULT_BUDGETS, ...options.budgets };
+  const tasks = new Map((options.tasks ?? []).map((task) => [task.id, task]));
+  const worldTools = worldToolsFor(options.noise ? { noise: uniformNoise(options.noise) } : {});
+  const fileVerify = options.verifier ? getVerifier(options.verifier) : null;
+  const slots = createSemaphore(concurrency);
+  const closing = new AbortController();
+  const stats = { running: 0, waiting: 0, episodes: 0, failed: 0 };
+  const models = new Map<string, Promise<string>>();
+  const gateways = new Map<string, Promise<EpisodeGateway & { close(): Promise<void> }>>();
+
+  const modelOf = (baseURL: string): Promise<string> => {
+    let model = models.get(baseURL);
+    if (!model) {
+      model = listedModel(baseURL);
+      models.set(baseURL, model);
+      // A server that was not up yet is asked again next time.
+      model.catch(() => models.delete(baseURL));
+    }
+    return model;
+  };
+
+  const gatewayFor = (upstream: Upstream, sampling: EpisodeSampling) => {
+    const key = JSON.stringify([upstream.baseURL, upstream.model, sampling]);
+    let entry = gateways.get(key);
+    if (!entry) {
+      entry = (async () => {
+        const calls = new Map<string, GatewayCall[]>();
+        const apiKey = randomBytes(16).toString("hex");
+        const gateway = await startGateway({
+          upstream: samplingUpstream(upstream, sampling),
+          token: apiKey,
+          log,
+          onCall: (call) => {
+            const list = calls.get(call.episodeId);
+            if (list) list.push(call);
+            else calls.set(call.episodeId, [call]);
+          },
+        });
+        return {
+          gateway,
+          apiKey,
+          takeCalls(episodeId: string) {
+            const list = calls.get(episodeId) ?? [];
+            calls.delete(episodeId);
+            return list;
+          },
+          close: () => gateway.close(),
+        };
+      })();
+      gateways.set(key, entry);
+      entry.catch(() => gateways.delete(key));
+    }
+    return entry;
+  };
+
+  const upstreamOf = async (request: EpisodeRequest): Promise<Upstream> => {
+    if (request.upstream) {
+      const baseURL = request.upstream.base_url.replace(/\/+$/, "");
+      const model = request.upstream.model ?? (await modelOf(baseURL));
+      return httpUpstream({ baseURL, model, tokenIds: true, timeoutMs });
+    }
+    if (options.upstream) return options.upstream;
+    throw new RequestError(
+      400,
+      "upstream: required (the rollout server's base_url), the agent-server has no --upstream",
+      "upstream",
+    );
+  };
+
+  const episode = async (body: unknown): Promise<VerlEpisode> => {
+    const request = parseEpisodeRequest(body);
+    const task = requestTask(request, tasks);
+    const world = task.worldSeed !== undefined;
+    if (!world && !fileVerify)
+      throw new RequestError(
+        400,
+        `task ${task.id} has no worldSeed: the agent-server needs --verifier to check its answers`,
+        "task",
+      );
+    const sampling: EpisodeSampling = {
+      temperature: request.sampling?.temperature ?? 1,
+      topP: request.sampling?.top_p ?? 1,
+      topK: request.sampling?.top_k ?? null,
+    };
+    if (slots.waiting >= maxQueue)
+      throw new RequestError(503, `the agent-server has ${slots.waiting} episodes waiting (--max-queue)`);
+    if (closing.signal.aborted) throw new RequestError(503, "the agent-server is shutting down");
+    stats.waiting++;
+    return slots.run(async () => {
+      stats.waiting--;
+      stats.running++;
+      try {
+        let upstream: Upstream;
+        try {
+          upstream = await upstreamOf(request);
+        } catch (error) {
+          if (error instanceof RequestError) throw error;
+          stats.episodes++;
+          stats.failed++;
+          return unreachable(task, `the rollout server: ${(error as Error).message}`);
+        }
+        const route = await gatewayFor(upstream, sampling);
+        const result = await runVerlEpisode(
+          {
+            task,
+            sampling,
+            ...(request.seed !== undefined ? { seed: request.seed } : {}),
+            ...(request.response_length !== undefined ? { responseLength: request.response_length } : {}),
+            ...(request.request_id ? { key: request.request_id } : {}),
+            verl: {
+              ...(request.index !== undefined ? { index: request.index } : {}),
+              ...(request.raw_prompt !== undefined ? { rawPrompt: request.raw_prompt } : {}),
+              logprobs: request.sampling?.logprobs ?? null,
+            },
+            signal: closing.signal,
+          },
+          {
+            tools: world ? worldTools : (options.fileTools ?? (() => [])),
+            verify: world ? checkAnswer : fileVerify!,
+            budgets,
+            reward,
+            ...(options.agent ? { agent: options.agent } : {}),
+            timeoutMs,
+          },
+          route,
+        );
+        stats.episodes++;
+        if (result.output.end_reason === "policy-error") stats.failed++;
+        try {
+          options.onEpisode?.(result);
+        } catch (error) {
+          log(`agent-server: recording episode ${result.trajectory.id} failed: ${(error as Error).message}`);
+        }
+        return result.output;
+      } finally {
+        stats.running--;
+      }
+    });
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/health") return sendJson(res, 200, { ok: true, ...stats });
+    if (tokenDigest && !authorized(req.headers.authorization, tokenDigest))
+      throw new RequestError(401, "missing or wrong bearer token");
+    if (path === "/v1/episodes") {
+      if (req.method !== "POST") throw new RequestError(405, `${req.method} ${path}: use POST`);
+      return sendJson(res, 200, await episode(await readJson(req, maxBody)));
+    }
+    throw new RequestError(404, `no route ${req.method} ${path}`);
+  };
+
+  const server = createJsonServer(handle, "agent-server", log);
+  // Episodes run for minutes: no request timeout on the server side (the episode has its own).
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 8300, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shown}:${address.port}`,
+    stats,
+    async close() {
+      closing.abort(new Error("the agent-server is shutting down"));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      const opened = await Promise.allSettled(gateways.values());
+      await Promise.all(
+        opened.map((entry) => (entry.status === "fulfilled" ? entry.value.close() : undefined)),
+      );
+    },
+  };
+}
