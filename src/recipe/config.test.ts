@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { PRESET_CONFIGS, parseRecipeConfig, RECIPE_PRESETS } from "./config.ts";
+import { loadRecipeConfigFile, PRESET_CONFIGS, parseRecipeConfig, RECIPE_PRESETS } from "./config.ts";
 
 test("every preset validates and the presets grow in size", () => {
   for (const preset of RECIPE_PRESETS) assert.equal(parseRecipeConfig({}, preset).preset, preset);
@@ -45,4 +46,24 @@ test("the checkpoints a preset names ship with the repository", () => {
     for (const dir of dirs) assert.ok(existsSync(join(dir, "checkpoint.json")), `${preset}: ${dir}`);
   }
   assert.equal(PRESET_CONFIGS.full.orchestra.enabled, true, "--full adds the orchestration section");
+});
+
+test("a config file's errors name the file: unreadable, invalid JSON (line and column), bad fields", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agentrl-recipe-config-"));
+  const broken = join(dir, "broken.json");
+  writeFileSync(broken, '{\n  "rl": { "steps": 3 },\n  oops\n}\n');
+  assert.throws(
+    () => loadRecipeConfigFile(broken),
+    (error: Error) => {
+      assert.match(error.message, /broken\.json:3:3: not valid JSON/);
+      return true;
+    },
+  );
+  const bad = join(dir, "bad.json");
+  writeFileSync(bad, JSON.stringify({ eval: { n: 1 } }));
+  assert.throws(() => loadRecipeConfigFile(bad), /bad\.json.*\n\s+eval\.n:/);
+  assert.throws(() => loadRecipeConfigFile(join(dir, "missing.json")), /missing\.json: cannot read/);
+  const good = join(dir, "good.json");
+  writeFileSync(good, JSON.stringify({ rl: { steps: 3 } }));
+  assert.equal(loadRecipeConfigFile(good, "quick").rl.steps, 3);
 });

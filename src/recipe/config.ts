@@ -9,6 +9,7 @@
  *   default  ~15 min on 2 cores: what `npm start` runs.
  *   full     the same experiments with larger evaluations and longer training (README: duration).
  */
+import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { REWARD_PRESETS } from "../reward/index.ts";
 import { RL_ESTIMATORS } from "../rl/config.ts";
@@ -310,13 +311,17 @@ function deepMerge(base: unknown, override: unknown): unknown {
   return merged;
 }
 
-/** A preset with a partial override (a config file), validated; the error names every bad field. */
-export function parseRecipeConfig(input: unknown = {}, preset?: RecipePreset): RecipeConfig {
-  if (!isPlainObject(input)) throw new Error("invalid recipe config: expected a JSON object");
+/**
+ * A preset with a partial override (a config file), validated; the error names every bad field,
+ * and the file when `source` says which one it came from.
+ */
+export function parseRecipeConfig(input: unknown = {}, preset?: RecipePreset, source?: string): RecipeConfig {
+  const where = source ? ` (${source})` : "";
+  if (!isPlainObject(input)) throw new Error(`invalid recipe config${where}: expected a JSON object`);
   const requested = preset ?? (input.preset as RecipePreset | undefined) ?? "default";
   if (!(RECIPE_PRESETS as readonly string[]).includes(requested)) {
     throw new Error(
-      `invalid recipe config: preset: unknown preset "${requested}"; valid: ${RECIPE_PRESETS.join(", ")}`,
+      `invalid recipe config${where}: preset: unknown preset "${requested}"; valid: ${RECIPE_PRESETS.join(", ")}`,
     );
   }
   const merged = deepMerge(PRESET_CONFIGS[requested], { ...input, preset: requested });
@@ -327,7 +332,38 @@ export function parseRecipeConfig(input: unknown = {}, preset?: RecipePreset): R
       const keys = issue.code === "unrecognized_keys" ? ` (unknown: ${issue.keys.join(", ")})` : "";
       return `${path}: ${issue.message}${keys}`;
     });
-    throw new Error(`invalid recipe config:\n  ${problems.join("\n  ")}`);
+    throw new Error(`invalid recipe config${where}:\n  ${problems.join("\n  ")}`);
   }
   return result.data;
+}
+
+/** Line and column (1-based) of a character offset in a text. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset).split("\n");
+  return { line: before.length, column: before[before.length - 1].length + 1 };
+}
+
+/**
+ * A config file (`agentrl recipe --config <file>`) read, parsed and validated: an unreadable file,
+ * invalid JSON (with its line and column) and every bad field are errors naming the file.
+ */
+export function loadRecipeConfigFile(path: string, preset?: RecipePreset): RecipeConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`recipe config ${path}: cannot read the file (${(error as Error).message})`);
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message.replace(/\s*\(line \d+ column \d+\)$/, "");
+    const offset = /at position (\d+)/.exec(message);
+    const at = offset ? lineColumn(text, Number(offset[1])) : null;
+    throw new Error(
+      `recipe config ${path}${at ? `:${at.line}:${at.column}` : ""}: not valid JSON (${message})`,
+    );
+  }
+  return parseRecipeConfig(input, preset, path);
 }

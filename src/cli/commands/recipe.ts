@@ -13,10 +13,10 @@
  * Stages are cached by config hash in `<out>/stages/`: after a crash or Ctrl-C the same command
  * continues where it stopped, and a changed field redoes only the stages that depend on it.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "../../recipe/compare.ts";
-import { parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
+import { loadRecipeConfigFile, parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
 import { runRecipe } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { interruptOnSigint } from "../training-run.ts";
@@ -50,8 +50,9 @@ export function register(program: Command): void {
     .option("--show-config", "print the resolved config and exit")
     .option("--json", "print the report's verdicts as JSON")
     .action(async (options: RecipeCommandOptions) => {
-      const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
-      const config = parseRecipeConfig(fromFile, presetOf(options));
+      const config = options.config
+        ? loadRecipeConfigFile(options.config, presetOf(options))
+        : parseRecipeConfig({}, presetOf(options));
       if (options.showConfig) {
         console.log(JSON.stringify(config, null, 2));
         return;
