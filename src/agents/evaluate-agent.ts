@@ -130,6 +130,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
       maxTokens: maxTurnTokens,
     });
     let toolsRecorded = store.toolSpecs(run.id) !== undefined;
+    let tokenizerRecorded = store.getState(run.id, EVAL_TOKENIZER_STATE_KEY) !== undefined;
     gateway = await startGateway({
       upstream,
       token,
@@ -141,14 +142,15 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
           toolsRecorded = true;
         }
         store.setState(run.id, `gateway/calls/${call.episodeId}/${String(call.seq).padStart(4, "0")}`, call);
+        // An in-process model's tokenizer is known once a call has loaded it: perplexity and
+        // exports then reuse the stored ids instead of re-encoding the texts.
+        if (!tokenizerRecorded && upstream.tokenizer) {
+          store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(upstream.tokenizer));
+          tokenizerRecorded = true;
+        }
       },
     });
-    if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) {
-      store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
-      // Lets perplexity and exports reuse the stored ids instead of re-encoding the texts.
-      if (upstream.tokenizer)
-        store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(upstream.tokenizer));
-    }
+    if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
     const stored = store.episodeKeys(run.id);
     const pending: { task: Task; sample: number; key: string }[] = [];
     for (let sample = 0; sample < config.n; sample++)

@@ -37,3 +37,20 @@ export async function loadEmbeddedScorer(directory: string): Promise<TokenScorer
 export async function scorerForPolicySpec(spec: string): Promise<TokenScorer | null> {
   return isCheckpointDirectory(spec) ? loadEmbeddedScorer(spec) : null;
 }
+
+/**
+ * The model an eval run sampled from: its policy spec, or for an `agentrl eval --agent` run (policy
+ * `agent:<module>@<model>`) the model behind its gateway, as `--policy` named it.
+ */
+export function evalRunModelSpec(config: { policy: string; agent?: { policy?: unknown } }): string {
+  const behind = config.agent?.policy;
+  return typeof behind === "string" ? behind : config.policy;
+}
+
+/** The scorer of an eval run's model when it is an embedded checkpoint (agent runs included), else null. */
+export async function scorerForEvalRun(config: {
+  policy: string;
+  agent?: { policy?: unknown };
+}): Promise<TokenScorer | null> {
+  return scorerForPolicySpec(evalRunModelSpec(config));
+}

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Trajectory } from "../types/trajectory.ts";
 import { analyzeBoundary, type BoundaryAnalysis, type BoundaryOptions } from "./boundary.ts";
 import { renderBoundaryPage } from "./boundary-page.ts";
+import { evalRunModelSpec } from "./embedded-scorer.ts";
 import {
   type EvalRunData,
   firstCorrectTrajectories,
@@ -126,7 +127,7 @@ async function scorePerplexities(
     const scorer = await options.scorerFor(scoringRun);
     if (!scorer) {
       notes.push(
-        `${scoringRun.label}: no scoring model (policy "${scoringRun.config.policy}" is not a checkpoint)`,
+        `${scoringRun.label}: no scoring model (policy "${evalRunModelSpec(scoringRun.config)}" is not a checkpoint)`,
       );
       continue;
     }

@@ -52,5 +52,12 @@ export async function resolveUpstream(spec: string, options: ResolveUpstreamOpti
     log: () => {},
   });
   const upstream = httpUpstream({ baseURL: server.url, model, tokenIds: true });
-  return { ...upstream, ...(tokenizer ? { tokenizer } : {}), close: () => server.close() };
+  return {
+    ...upstream,
+    // Known once the first request has loaded the policy.
+    get tokenizer() {
+      return tokenizer;
+    },
+    close: () => server.close(),
+  };
 }

@@ -2,15 +2,15 @@
  * `agentrl boundary`: compares eval runs on their shared tasks: pass@k curves on one log-k plot,
  * crossover k, solvable sets at k = n and their differences, the sampling-efficiency gap, a
  * per-family breakdown, and the perplexity of each run's correct trajectories under every run whose
- * policy is an embedded checkpoint. Writes boundary.html (self-contained), boundary.json and
- * boundary-passk.svg.
+ * policy is an embedded checkpoint (for an `eval --agent` run: the checkpoint behind its gateway).
+ * Writes boundary.html (self-contained), boundary.json and boundary-passk.svg.
  *
  *   agentrl boundary runs/eval-base runs/eval-rl --out runs/boundary-base-rl
  */
 import { join } from "node:path";
 import type { Command } from "commander";
 import type { CurveComparison } from "../../eval/boundary.ts";
-import { scorerForPolicySpec } from "../../eval/embedded-scorer.ts";
+import { scorerForEvalRun } from "../../eval/embedded-scorer.ts";
 import { type BoundaryResult, boundaryJson, runBoundary } from "../../eval/run-boundary.ts";
 import { defaultRunId } from "../../store/index.ts";
 import { parseNumber } from "./options.ts";
@@ -47,7 +47,7 @@ export function register(program: Command): void {
           min: 1,
         }),
         examples: parseNumber("--examples", raw.examples, { integer: true, min: 0 }),
-        ...(raw.perplexity ? { scorerFor: (run) => scorerForPolicySpec(run.config.policy) } : {}),
+        ...(raw.perplexity ? { scorerFor: (run) => scorerForEvalRun(run.config) } : {}),
       });
       if (raw.json) console.log(JSON.stringify(boundaryJson(result), null, 2));
       else printSummary(result);
