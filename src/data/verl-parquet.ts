@@ -1,26 +1,26 @@
 /**
  * verl's multi-turn SFT parquet: one row per trajectory with a `messages` column (the chat
  * messages, OpenAI format: `role`, `content`, assistant `tool_calls: [{ id, type: "function",
- * function: { name, arguments } }]` with `arguments` a JSON string, `tool` messages with
- * `tool_call_id`) and a `tools` column (OpenAI function tools: `{ type: "function", function:
- * { name, description, parameters } }`), as read by verl's `MultiTurnSFTDataset`
- * (verl/utils/dataset/multiturn_sft_dataset.py: `messages_key` default "messages", `tools_key`
- * default "tools", both passed through `convert_nested_value_to_list_recursive` to
- * `apply_chat_template(messages, tools=...)`; tests/utils/dataset/test_multiturn_sft_dataset_on_cpu.py
- * writes `tool_calls` with `function.arguments` as a JSON string). Assistant messages are what
- * verl's loss covers, as our SFT does. Extra columns `id`, `task_id`, `family` carry provenance;
- * verl ignores them.
+ * function: { name, arguments } }]`, `tool` messages with `tool_call_id`) and a `tools` column
+ * (OpenAI function tools: `{ type: "function", function: { name, description, parameters } }`), as
+ * read by verl's `MultiTurnSFTDataset` (verl/utils/dataset/multiturn_sft_dataset.py, v0.7.1 to
+ * 0.10: `pd.read_parquet(dtype_backend="pyarrow")`, `messages_key` default "messages",
+ * `tools_key` default "tools", both passed to `apply_chat_template(messages, tools=...)` without
+ * decoding). Assistant messages are what verl's loss covers, as our SFT does. Extra columns `id`,
+ * `task_id`, `family` carry provenance; verl ignores them.
  *
- * The columns are real nested parquet types (LIST of STRUCT), not JSON strings, because verl hands
- * the values to the chat template as they come out of pandas. The schema is inferred from the
- * values the way pyarrow infers it from Python dicts: a struct has the union of the keys seen at
- * its path and a row without a key reads back as null there (pyarrow does the same, so a `tools`
- * column written by pandas has the same shape). Numbers are DOUBLE; a path that holds values of
- * different kinds (or an empty object) is stored as a JSON string.
+ * `messages` is real nested parquet (LIST of STRUCT, src/verl/parquet.ts). Two things cannot be:
+ * the `tools` list (the parameter structs of `search` and `calc` would merge, so each would show the
+ * model the other's fields as nulls) and each call's `function.arguments` (the arguments of
+ * different tools merge the same way). Both are stored as JSON text, each exactly as it was, and
+ * `agentrl_sft_dataset.py` (src/verl/templates, written beside the parquet) is the
+ * `MultiTurnSFTDataset` subclass that decodes them, so the chat template gets one schema per tool
+ * and `arguments` as objects (`data.custom_cls.path=<it> data.custom_cls.name=AgentrlMultiTurnSFTDataset`).
+ * Without it, stock verl passes the `tools` string to the template (transformers rejects it), so
+ * the class is required, not optional.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
-import { parquetWriteBuffer } from "hyparquet-writer";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import {
   deriveToolSpecs,
   directoryRun,
@@ -30,91 +30,11 @@ import {
 } from "../store/index.ts";
 import type { ToolSpec } from "../types/policy.ts";
 import type { Trajectory } from "../types/trajectory.ts";
+import { jsonText, nestedParquetBuffer } from "../verl/parquet.ts";
 
-type SchemaNode =
-  | { kind: "string" }
-  | { kind: "double" }
-  | { kind: "boolean" }
-  | { kind: "json" }
-  | { kind: "null" }
-  | { kind: "list"; element: SchemaNode }
-  | { kind: "struct"; fields: Map<string, SchemaNode> };
-
-function infer(value: unknown): SchemaNode {
-  if (value === null || value === undefined) return { kind: "null" };
-  if (typeof value === "string") return { kind: "string" };
-  if (typeof value === "number") return { kind: "double" };
-  if (typeof value === "boolean") return { kind: "boolean" };
-  if (Array.isArray(value))
-    return { kind: "list", element: value.map(infer).reduce(merge, { kind: "null" }) };
-  if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>);
-    if (entries.length === 0) return { kind: "json" };
-    return { kind: "struct", fields: new Map(entries.map(([key, v]) => [key, infer(v)])) };
-  }
-  return { kind: "json" };
-}
-
-function merge(a: SchemaNode, b: SchemaNode): SchemaNode {
-  if (a.kind === "null") return b;
-  if (b.kind === "null") return a;
-  if (a.kind === "list" && b.kind === "list") return { kind: "list", element: merge(a.element, b.element) };
-  if (a.kind === "struct" && b.kind === "struct") {
-    const fields = new Map(a.fields);
-    for (const [key, node] of b.fields)
-      fields.set(key, fields.has(key) ? merge(fields.get(key)!, node) : node);
-    return { kind: "struct", fields };
-  }
-  return a.kind === b.kind ? a : { kind: "json" };
-}
-
-type SchemaElement = Record<string, unknown>;
-
-/** Preorder parquet schema elements of a column (3-level LISTs, optional everything). */
-function schemaElements(name: string, node: SchemaNode): SchemaElement[] {
-  switch (node.kind) {
-    case "string":
-    case "null":
-      return [{ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" }];
-    case "json":
-      return [{ name, type: "BYTE_ARRAY", converted_type: "JSON", repetition_type: "OPTIONAL" }];
-    case "double":
-      return [{ name, type: "DOUBLE", repetition_type: "OPTIONAL" }];
-    case "boolean":
-      return [{ name, type: "BOOLEAN", repetition_type: "OPTIONAL" }];
-    case "list":
-      return [
-        { name, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
-        { name: "list", repetition_type: "REPEATED", num_children: 1 },
-        ...schemaElements("element", node.element),
-      ];
-    case "struct":
-      return [
-        { name, repetition_type: "OPTIONAL", num_children: node.fields.size },
-        ...[...node.fields].flatMap(([field, child]) => schemaElements(field, child)),
-      ];
-  }
-}
-
-/** The value as the writer wants it for `node` (JSON nodes stringified, absent fields null). */
-function prepare(value: unknown, node: SchemaNode): unknown {
-  if (value === null || value === undefined) return null;
-  switch (node.kind) {
-    case "json":
-      return JSON.stringify(value);
-    case "list":
-      return (value as unknown[]).map((item) => prepare(item, node.element));
-    case "struct":
-      return Object.fromEntries(
-        [...node.fields].map(([field, child]) => [
-          field,
-          prepare((value as Record<string, unknown>)[field], child),
-        ]),
-      );
-    default:
-      return value;
-  }
-}
+/** The dataset class that decodes the JSON columns, and the name it is written under. */
+export const SFT_DATASET_TEMPLATE = new URL("../verl/templates/agentrl_sft_dataset.py", import.meta.url);
+export const SFT_DATASET_FILE = "agentrl_sft_dataset.py";
 
 /** One verl row of a trajectory. */
 export function verlRow(
@@ -127,26 +47,13 @@ export function verlRow(
     task_id: trajectory.taskId,
     family: trajectory.family,
     messages: trajectoryMessages(trajectory, systemPrompt),
-    tools: toolSpecsToOpenAi(tools),
+    tools: jsonText(toolSpecsToOpenAi(tools)),
   };
 }
 
 /** The bytes of a verl multi-turn SFT parquet file holding `rows` (from `verlRow`). */
 export function verlParquetBuffer(rows: readonly Record<string, unknown>[]): ArrayBuffer {
-  if (rows.length === 0) throw new Error("verl parquet: no rows to write");
-  const names = Object.keys(rows[0]);
-  const nodes = names.map((name) => rows.map((row) => infer(row[name])).reduce(merge, { kind: "null" }));
-  const schema = [
-    { name: "root", num_children: names.length },
-    ...names.flatMap((name, i) => schemaElements(name, nodes[i])),
-  ];
-  return parquetWriteBuffer({
-    columnData: names.map((name, i) => ({
-      name,
-      data: rows.map((row) => prepare(row[name], nodes[i])) as never[],
-    })),
-    schema: schema as never,
-  });
+  return nestedParquetBuffer(rows);
 }
 
 export interface VerlExportOptions {
@@ -156,7 +63,10 @@ export interface VerlExportOptions {
   tools?: readonly ToolSpec[];
 }
 
-/** Writes a dataset (run) directory as verl multi-turn SFT parquet; returns the row count. */
+/**
+ * Writes a dataset (run) directory as verl multi-turn SFT parquet, with `agentrl_sft_dataset.py`
+ * beside it; returns the row count, the tools and where the dataset class went.
+ */
 export function exportVerlParquet(
   directory: string,
   path: string,
@@ -164,6 +74,7 @@ export function exportVerlParquet(
 ): {
   written: number;
   tools: ToolSpec[];
+  datasetClass: string;
 } {
   const store = openRunDirectory(directory, { readOnly: true });
   try {
@@ -173,7 +84,9 @@ export function exportVerlParquet(
     const rows = trajectories.map((trajectory) => verlRow(trajectory, tools, options.systemPrompt));
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, new Uint8Array(verlParquetBuffer(rows)));
-    return { written: rows.length, tools };
+    const datasetClass = join(dirname(path), SFT_DATASET_FILE);
+    copyFileSync(SFT_DATASET_TEMPLATE, datasetClass);
+    return { written: rows.length, tools, datasetClass };
   } finally {
     store.close();
   }

@@ -17,6 +17,8 @@ import * as tasks from "./tasks.ts";
 import * as tool from "./tool.ts";
 import * as train from "./train.ts";
 import * as ui from "./ui.ts";
+import * as verify from "./verify.ts";
+import * as verl from "./verl.ts";
 import * as world from "./world.ts";
 
 export const commands: ReadonlyArray<(program: Command) => void> = [
@@ -38,4 +40,6 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   mcp.register,
   orchestra.register,
   ui.register,
+  verify.register,
+  verl.register,
 ];

@@ -1,0 +1,266 @@
+/**
+ * `agentrl verl import`: verl's generation dumps (`trainer.rollout_data_dir` or
+ * `trainer.validation_data_dir`) into agentrl eval runs, so `agentrl boundary` and the report
+ * compute unbiased pass@k, solvable sets and crossovers on them (verl's `best@N` is a
+ * with-replacement bootstrap that reads low).
+ *
+ * A dump folder holds `<global_step>.jsonl`, one line per sample (verl's `_dump_generations`):
+ *   { "input": decoded prompt, "output": decoded response (tool turns included), "gts": ground truth,
+ *     "score": the sample's reward, "step": N, <reward_extra_info keys: acc, pred, agentrl_task_id, …> }
+ * There is no uid: each prompt appears n times (`val_kwargs.n` or `rollout.n`). Samples are grouped
+ * per task by, in order of preference:
+ *   1. `agentrl_task_id` (written by agentrl_reward.py, the tool mode's compute_score);
+ *   2. the task whose question the input contains, among `tasks` (the job's val/train parquet or a
+ *      task file; the longest matching question wins);
+ *   3. the input text itself (task id `verl/<hash of input>`), the same across steps and runs.
+ * A sample is correct when its `acc` is positive if the line has one, else when `score` ≥
+ * `threshold` (default 1: a binary outcome reward).
+ *
+ * Each step becomes one eval run (`<prefix>-step<N>`) whose n is the smallest number of samples a
+ * task has in that step; a task's first n samples in file order are kept (the choice never looks at
+ * outcomes), and the count dropped is reported.
+ */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
+import { completeEval, EVAL_TASKS_STATE_KEY, type EvalConfig, type EvalResult } from "../eval/run-eval.ts";
+import { createRunDirectory, episodeKey } from "../store/index.ts";
+import type { Task } from "../types/task.ts";
+import type { Trajectory } from "../types/trajectory.ts";
+
+/** One line of a verl dump, as read. */
+export interface VerlDumpLine {
+  input: string;
+  output: string;
+  gts: unknown;
+  score: number;
+  step: number;
+  [key: string]: unknown;
+}
+
+/** The `<step>.jsonl` files of a dump folder (or one file), by step. */
+export function dumpFiles(path: string): { step: number; path: string }[] {
+  if (statSync(path).isFile()) {
+    const step = Number(basename(path).replace(/\.jsonl$/, ""));
+    return [{ step: Number.isInteger(step) ? step : 0, path }];
+  }
+  const files = readdirSync(path)
+    .filter((name) => /^\d+\.jsonl$/.test(name))
+    .map((name) => ({ step: Number(name.slice(0, -".jsonl".length)), path: join(path, name) }))
+    .sort((a, b) => a.step - b.step);
+  if (files.length === 0)
+    throw new Error(
+      `verl import: ${path} holds no <step>.jsonl files (a verl rollout_data_dir or validation_data_dir)`,
+    );
+  return files;
+}
+
+/** Lines of one dump file, checked field by field. */
+export function readDumpFile(path: string): VerlDumpLine[] {
+  const lines: VerlDumpLine[] = [];
+  const text = readFileSync(path, "utf8");
+  text.split("\n").forEach((raw, i) => {
+    if (!raw.trim()) return;
+    const where = `${path}:${i + 1}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      throw new Error(`${where}: invalid JSON: ${(error as Error).message}`);
+    }
+    const line = value as Record<string, unknown>;
+    if (!line || typeof line !== "object") throw new Error(`${where}: a dump line must be a JSON object`);
+    if (typeof line.input !== "string")
+      throw new Error(`${where}: "input" must be a string (verl's decoded prompt)`);
+    if (typeof line.output !== "string")
+      throw new Error(`${where}: "output" must be a string (the decoded response)`);
+    if (typeof line.score !== "number" || !Number.isFinite(line.score))
+      throw new Error(`${where}: "score" must be a finite number`);
+    lines.push(line as VerlDumpLine);
+  });
+  return lines;
+}
+
+function inputId(input: string): string {
+  return `verl/${createHash("sha256").update(input, "utf8").digest("hex").slice(0, 16)}`;
+}
+
+/** Correctness of one sample (see the file comment). */
+export function sampleCorrect(line: VerlDumpLine, threshold: number): boolean {
+  const acc = line.acc;
+  if (typeof acc === "number") return acc > 0;
+  if (typeof acc === "boolean") return acc;
+  return line.score >= threshold;
+}
+
+/** The task of a line: by `agentrl_task_id`, by question, else by input (see the file comment). */
+export function taskMatcher(tasks: readonly Task[]): (line: VerlDumpLine) => Task {
+  const byId = new Map(tasks.map((task) => [task.id, task]));
+  const byQuestion = [...tasks]
+    .filter((task) => task.question.trim() !== "")
+    .sort((a, b) => b.question.length - a.question.length);
+  const byInput = new Map<string, Task>();
+  return (line) => {
+    const id = typeof line.agentrl_task_id === "string" ? line.agentrl_task_id : "";
+    const known = id ? byId.get(id) : undefined;
+    if (known) return known;
+    let task = byInput.get(line.input);
+    if (task) return task;
+    task = byQuestion.find((candidate) => line.input.includes(candidate.question.trim()));
+    if (!task) {
+      const answer = typeof line.gts === "string" ? line.gts : JSON.stringify(line.gts ?? null);
+      task = {
+        id: id || inputId(line.input),
+        question: line.input,
+        answer,
+        family: typeof line.data_source === "string" ? line.data_source : "verl",
+      };
+    }
+    byInput.set(line.input, task);
+    return task;
+  };
+}
+
+export interface VerlImportOptions {
+  /** Dump folder or one `<step>.jsonl`. */
+  path: string;
+  /** Tasks to map inputs onto (the job's parquet or a task file, read by the caller). */
+  tasks?: readonly Task[];
+  /** Only these steps (default all). */
+  steps?: readonly number[];
+  /** Score at or above which a sample without `acc` is correct (default 1). */
+  threshold?: number;
+  runsRoot?: string;
+  /** Run ids are `<prefix>-step<N>` (default `verl-<folder name>`). */
+  prefix?: string;
+  /** Policy label of the runs (default the prefix and step). */
+  label?: string;
+}
+
+export interface VerlImportedRun {
+  step: number;
+  directory: string;
+  runId: string;
+  tasks: number;
+  n: number;
+  /** Samples beyond n that were not imported (tasks with more samples than the smallest group). */
+  dropped: number;
+  result: EvalResult;
+}
+
+/** Imports every (chosen) step of a dump folder as one eval run each. */
+export async function importVerlDumps(options: VerlImportOptions): Promise<VerlImportedRun[]> {
+  const threshold = options.threshold ?? 1;
+  const prefix =
+    options.prefix ?? `verl-${basename(options.path.replace(/\/+$/, "")).replace(/\.jsonl$/, "")}`;
+  let files = dumpFiles(options.path);
+  if (options.steps) {
+    const wanted = new Set(options.steps);
+    const missing = options.steps.filter((step) => !files.some((file) => file.step === step));
+    if (missing.length > 0)
+      throw new Error(
+        `verl import: no dump for step ${missing.join(", ")} in ${options.path} (has ${files.map((f) => f.step).join(", ")})`,
+      );
+    files = files.filter((file) => wanted.has(file.step));
+  }
+  const imported: VerlImportedRun[] = [];
+  for (const file of files) {
+    const lines = readDumpFile(file.path);
+    if (lines.length === 0) throw new Error(`verl import: ${file.path} is empty`);
+    const match = taskMatcher(options.tasks ?? []);
+    const groups = new Map<string, { task: Task; lines: VerlDumpLine[] }>();
+    for (const line of lines) {
+      const task = match(line);
+      const group = groups.get(task.id) ?? { task, lines: [] };
+      group.lines.push(line);
+      groups.set(task.id, group);
+    }
+    const n = Math.min(...[...groups.values()].map((group) => group.lines.length));
+    const tasks = [...groups.values()].map((group) => group.task);
+    const dropped = lines.length - n * tasks.length;
+    const runId = `${prefix}-step${file.step}`;
+    const label = options.label ? `${options.label} step ${file.step}` : runId;
+    const config: EvalConfig & { source: Record<string, unknown> } = {
+      policy: label,
+      tasks: { type: "given", name: file.path, count: tasks.length },
+      n,
+      seed: 0,
+      temperature: null,
+      topP: null,
+      noise: null,
+      budgets: { ...DEFAULT_BUDGETS },
+      verifier: null,
+      toolSetup: null,
+      source: { type: "verl-dump", path: file.path, step: file.step, threshold, dropped },
+    };
+    const { directory, store, run } = createRunDirectory({
+      kind: "eval",
+      id: runId,
+      config,
+      ...(options.runsRoot ? { root: options.runsRoot } : {}),
+    });
+    try {
+      store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+      for (const group of groups.values()) {
+        group.lines.slice(0, n).forEach((line, sample) => {
+          store.addTrajectory(run.id, dumpTrajectory(line, group.task, sample, label, threshold), {
+            key: episodeKey(group.task.id, sample),
+          });
+        });
+      }
+      const result = await completeEval({
+        store,
+        runId: run.id,
+        directory,
+        policyId: label,
+        config,
+        tasks,
+        curves: undefined,
+        episodes: { resumed: 0, sampled: n * tasks.length },
+      });
+      imported.push({ step: file.step, directory, runId: run.id, tasks: tasks.length, n, dropped, result });
+    } catch (error) {
+      store.finishRun(run.id, "failed", { error: String(error) });
+      throw error;
+    } finally {
+      store.close();
+    }
+  }
+  return imported;
+}
+
+/** A dump line as a one-turn trajectory (text only: verl's dumps keep no token ids). */
+function dumpTrajectory(
+  line: VerlDumpLine,
+  task: Task,
+  sample: number,
+  policyId: string,
+  threshold: number,
+): Trajectory {
+  const { input, output, gts, score, step, ...extra } = line;
+  const correct = sampleCorrect(line, threshold);
+  return {
+    id: episodeKey(task.id, sample),
+    taskId: task.id,
+    family: task.family,
+    policyId,
+    seed: sample,
+    prompt: { text: input, tokenIds: [] },
+    turns: [
+      {
+        index: 0,
+        text: output,
+        tokenIds: [],
+        logprobs: null,
+        action: { type: "answer", answer: output },
+        rewards: {},
+      },
+    ],
+    finalAnswer: output,
+    correct,
+    outcomeReward: score,
+    endReason: "answer",
+    info: { verl: { step, gts: gts ?? null, ...extra } },
+  };
+}
