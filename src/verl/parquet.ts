@@ -9,7 +9,7 @@
  * list): two tool schemas with different `properties`, or the `arguments` of two different tools,
  * would each gain the other's fields as nulls, which the chat template then shows the model. Such
  * values are wrapped in `jsonText(value)` and stored as one JSON string (parquet JSON type), each
- * exactly as it was; the reader decodes them (see src/verl/templates/agentrl_sft_dataset.py).
+ * exactly as it was (a UTF8 column holding JSON text); the reader decodes them (see src/verl/templates/agentrl_sft_dataset.py).
  *
  * Whole numbers are INT64, other numbers DOUBLE (a path holding both is DOUBLE); an empty object,
  * or a path that holds values of different kinds, is stored as a JSON string.
@@ -79,7 +79,9 @@ function schemaElements(name: string, node: SchemaNode): SchemaElement[] {
     case "null":
       return [{ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" }];
     case "json":
-      return [{ name, type: "BYTE_ARRAY", converted_type: "JSON", repetition_type: "OPTIONAL" }];
+      // A plain UTF8 string holding JSON text: every reader (pyarrow of any version, datasets,
+      // DuckDB) gives back a str, which the Python side decodes with json.loads.
+      return [{ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" }];
     case "double":
       return [{ name, type: "DOUBLE", repetition_type: "OPTIONAL" }];
     case "int64":

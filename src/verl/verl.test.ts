@@ -1,0 +1,319 @@
+/**
+ * `agentrl verl init` / `verl import` / `verify serve`, checked by readers independent of the
+ * writers: DuckDB reads the parquet back against verl's RL schema, Debian's python3 runs the job's
+ * Python files against our live services, and a verl-format dump of an in-process eval imports to
+ * the same pass@k.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { promisify } from "node:util";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { register as registerVerl } from "../cli/commands/verl.ts";
+import { runCli } from "../cli/testing.ts";
+import { evaluate } from "../eval/run-eval.ts";
+import { serveHttp } from "../mcp/index.ts";
+import { DEFAULT_SYSTEM_PROMPT } from "../policy/openai/messages.ts";
+import { scriptedPolicy } from "../policy/scripted/index.ts";
+import { openRunDirectory } from "../store/index.ts";
+import { worldTools } from "../tools/index.ts";
+import type { Task } from "../types/task.ts";
+import { serveVerify } from "../verify/serve.ts";
+import { generateWorld } from "../world/index.ts";
+import { importVerlDumps } from "./import.ts";
+import { verlInit } from "./init.ts";
+
+const run = promisify(execFile);
+const root = mkdtempSync(join(tmpdir(), "agentrl-verl-"));
+
+async function duck(sql: string): Promise<Record<string, unknown>[]> {
+  const instance = await DuckDBInstance.create(":memory:");
+  const connection = await instance.connect();
+  try {
+    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Tasks whose fields differ from row to row (as a struct column, each would gain the others' as nulls). */
+const fileTasks: Task[] = [
+  { id: "t1", question: "What is 6 * 7?", answer: "42", family: "arith" },
+  { id: "t2", question: "Capital of France?", answer: "Paris", aliases: ["paris"], family: "geo" },
+  {
+    id: "t3",
+    question: "Largest planet?",
+    answer: "Jupiter",
+    family: "astro",
+    metadata: { source: "quiz", level: 2 },
+  },
+  { id: "t4", question: "2 + 2?", answer: "4", family: "arith", systemPrompt: "Answer with a number." },
+];
+
+test("verl init: the parquet reads back (DuckDB) in verl's RL schema, tasks exactly as written", async () => {
+  const out = join(root, "job-agent");
+  verlInit({
+    train: fileTasks.slice(0, 3),
+    val: fileTasks.slice(3),
+    verifier: "em",
+    tasksSource: "quiz.jsonl",
+    model: "Qwen/Qwen3-4B",
+    out,
+    verlVersion: "0.7",
+    mode: "agent",
+  });
+  const file = join(out, "data", "train.parquet");
+  const types = Object.fromEntries(
+    (await duck(`DESCRIBE SELECT * FROM read_parquet('${file}')`)).map((row) => [
+      row.column_name,
+      row.column_type,
+    ]),
+  );
+  assert.deepEqual(types, {
+    data_source: "VARCHAR",
+    agent_name: "VARCHAR",
+    prompt: 'STRUCT("role" VARCHAR, "content" VARCHAR)[]',
+    ability: "VARCHAR",
+    reward_model: "STRUCT(style VARCHAR, ground_truth VARCHAR)",
+    extra_info:
+      'STRUCT(split VARCHAR, "index" BIGINT, agentrl STRUCT(task_id VARCHAR, task VARCHAR, verifier VARCHAR))',
+  });
+  const rows = await duck(`SELECT * FROM read_parquet('${file}')`);
+  assert.equal(rows.length, 3);
+  rows.forEach((row, i) => {
+    const task = fileTasks[i];
+    assert.equal(row.agent_name, "agentrl_agent");
+    assert.equal(row.data_source, `agentrl/${task.family}`);
+    assert.deepEqual(row.prompt, [
+      { role: "system", content: DEFAULT_SYSTEM_PROMPT },
+      { role: "user", content: task.question },
+    ]);
+    assert.deepEqual(row.reward_model, { style: "rule", ground_truth: task.answer });
+    const extra = row.extra_info as { split: string; index: string; agentrl: Record<string, string> };
+    assert.equal(extra.split, "train");
+    assert.equal(Number(extra.index), i);
+    assert.equal(extra.agentrl.task_id, task.id);
+    assert.equal(extra.agentrl.verifier, "em");
+    // No field of another task appears, not even as null.
+    assert.deepEqual(JSON.parse(extra.agentrl.task), task);
+  });
+  const [val] = await duck(`SELECT prompt FROM read_parquet('${join(out, "data", "val.parquet")}')`);
+  assert.deepEqual((val.prompt as { content: string }[])[0].content, "Answer with a number.");
+  const script = readFileSync(join(out, "run_grpo.sh"), "utf8");
+  for (const override of [
+    "algorithm.adv_estimator=grpo",
+    "actor_rollout_ref.actor.clip_ratio_low=0.2",
+    "actor_rollout_ref.actor.clip_ratio_high=0.28",
+    "actor_rollout_ref.actor.loss_agg_mode=token-mean",
+    "actor_rollout_ref.actor.use_kl_loss=False",
+    "actor_rollout_ref.rollout.n=8",
+    "actor_rollout_ref.rollout.calculate_log_probs=True",
+    "actor_rollout_ref.rollout.val_kwargs.n=16",
+    "actor_rollout_ref.rollout.agent.default_agent_loop=agentrl_agent",
+    'trainer.validation_data_dir="$OUT/validation"',
+  ])
+    assert.ok(script.includes(override), override);
+  assert.match(
+    readFileSync(join(out, "agentrl_agent_loop.yaml"), "utf8"),
+    /_target_: agentrl_agent_loop\.AgentrlAgentLoop/,
+  );
+  assert.throws(() => verlInit({ ...baseOptions(), mode: "agent", out }), /exists and is not empty/);
+  await run("bash", ["-n", join(out, "run_grpo.sh")]);
+});
+
+function baseOptions() {
+  return {
+    train: fileTasks.slice(0, 3),
+    val: fileTasks.slice(3),
+    verifier: "em",
+    tasksSource: "quiz.jsonl",
+    model: "m",
+    verlVersion: "0.8+" as const,
+    mode: "tool" as const,
+  };
+}
+
+test("tool mode: python3 runs the job's function tools against agentrl mcp serve and its reward against verify serve", async () => {
+  const world = generateWorld(0);
+  const tools = worldTools(world);
+  const mcp = await serveHttp(tools, { port: 0 });
+  const verify = await serveVerify({ verifier: "em", port: 0, token: "s3cret", log: () => {} });
+  try {
+    const out = join(root, "job-tool");
+    verlInit({
+      ...baseOptions(),
+      out,
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+      })),
+    });
+    const [row] = await duck(`SELECT agent_name FROM read_parquet('${join(out, "data", "train.parquet")}')`);
+    assert.equal(row.agent_name, "tool_agent");
+    assert.match(readFileSync(join(out, "run_grpo.sh"), "utf8"), /reward\.custom_reward_function\.path=/);
+    const entity = world.entities[0];
+    const script = `
+import json, sys
+sys.path.insert(0, ${JSON.stringify(out)})
+import agentrl_tools, agentrl_reward
+print(json.dumps({
+  "names": [s["function"]["name"] for s in agentrl_tools.TOOL_SCHEMAS],
+  "search": agentrl_tools.call_mcp_tool("search", {"query": ${JSON.stringify(entity.name)}}),
+  "bad": agentrl_tools.call_mcp_tool("nope", {}),
+  "right": agentrl_reward.score_sync("<tool_call>x</tool_call>user\\n<tool_response>Paris?</tool_response>\\nassistant\\nParis", "Paris", {"agentrl": {"task_id": "t2", "task": ${JSON.stringify(JSON.stringify(fileTasks[1]))}}}),
+  "wrong": agentrl_reward.score_sync("Lyon", "Paris", {"agentrl": {"task_id": "t2"}}),
+}))`;
+    const { stdout } = await run("python3", ["-c", script], {
+      env: {
+        ...process.env,
+        AGENTRL_MCP_URL: mcp.url,
+        AGENTRL_VERIFY_SERVER: verify.url,
+        AGENTRL_VERIFY_TOKEN: "s3cret",
+      },
+    });
+    const result = JSON.parse(stdout);
+    assert.deepEqual(result.names, ["search", "calc"]);
+    assert.ok(result.search.includes(entity.name), result.search);
+    assert.match(result.bad, /nope/);
+    assert.deepEqual(result.right, { score: 1, acc: 1, agentrl_task_id: "t2" });
+    assert.deepEqual(result.wrong, { score: 0, acc: 0, agentrl_task_id: "t2" });
+  } finally {
+    await mcp.close();
+    await verify.close();
+  }
+});
+
+test("verify serve: token, field errors naming valid values, verdicts", async () => {
+  const verify = await serveVerify({
+    verifier: "math",
+    port: 0,
+    token: "t",
+    tasks: fileTasks,
+    log: () => {},
+  });
+  const post = (body: unknown, token = "t") =>
+    fetch(`${verify.url}/verify`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+  try {
+    assert.equal((await post({ answer: "42", task_id: "t1" }, "wrong")).status, 401);
+    assert.deepEqual(await (await post({ answer: "\\boxed{42}", task_id: "t1" })).json(), {
+      correct: true,
+      score: 1,
+      verifier: "math",
+      task_id: "t1",
+    });
+    assert.equal((await (await post({ answer: "41", ground_truth: "42" })).json()).correct, false);
+    const bad = await post({ answer: "x", task_id: "t1", verifier: "magic" });
+    assert.equal(bad.status, 400);
+    assert.match(
+      (await bad.json()).error.message,
+      /verifier must be one of math, choice, em, f1, code, world/,
+    );
+    const unknown = await post({ answer: "x", task_id: "t9" });
+    assert.match((await unknown.json()).error.message, /task_id "t9" is not in the server's task set/);
+  } finally {
+    await verify.close();
+  }
+});
+
+/** verl's decoded prompt of a task (skip_special_tokens drops the chat markers, keeps role names). */
+function verlInput(task: Task): string {
+  return `system\n${DEFAULT_SYSTEM_PROMPT}\nuser\n${task.question}\nassistant\n`;
+}
+
+/** The estimates of a curve (its bootstrap intervals depend on curve options). */
+function passAtK(curve: readonly { k: number; passAtK: number }[]) {
+  return curve.map((point) => [point.k, point.passAtK]);
+}
+
+test("verl import: a verl-format dump of an in-process eval gives the same pass@k", async () => {
+  const n = 6;
+  const evaluated = await evaluate({
+    policy: scriptedPolicy("vague"),
+    tasks: { type: "world", split: "test", count: 12, seed: 5 },
+    n,
+    runsRoot: root,
+    runId: "in-process",
+    curves: { bootstrap: false },
+  });
+  const total = evaluated.totals;
+  assert.ok(total.correct > 0 && total.correct < total.samples, "a mixed run, so pass@k is not trivial");
+  const store = openRunDirectory(evaluated.directory!, { readOnly: true });
+  const tasks = store.getState<Task[]>("in-process", "eval/tasks")!;
+  const samples = store.trajectories("in-process");
+  store.close();
+  // verl repeats each prompt n times, interleaved (repeat(interleave=True)), one line per sample.
+  const dump = join(root, "validation");
+  mkdirSync(dump);
+  const lines = (withTaskId: boolean) =>
+    tasks.flatMap((task) =>
+      samples
+        .filter((t) => t.taskId === task.id)
+        .map((t) =>
+          JSON.stringify({
+            input: verlInput(task),
+            output: t.turns.map((turn) => turn.text).join("\n"),
+            gts: task.answer,
+            score: t.correct ? 1 : 0,
+            step: 0,
+            reward: t.correct ? 1 : 0,
+            ...(withTaskId ? { acc: t.correct ? 1 : 0, agentrl_task_id: task.id } : {}),
+          }),
+        ),
+    );
+  writeFileSync(join(dump, "0.jsonl"), `${lines(true).join("\n")}\n`);
+  writeFileSync(join(dump, "20.jsonl"), `${lines(false).join("\n")}\n`);
+  const imported = await importVerlDumps({ path: dump, runsRoot: join(root, "imported"), tasks });
+  assert.deepEqual(
+    imported.map((r) => [r.step, r.n, r.tasks, r.dropped]),
+    [
+      [0, n, 12, 0],
+      [20, n, 12, 0],
+    ],
+  );
+  for (const r of imported) {
+    assert.deepEqual(r.result.counts, evaluated.counts, `step ${r.step}: per-task counts`);
+    assert.deepEqual(
+      passAtK(r.result.curves.overall),
+      passAtK(evaluated.curves.overall),
+      `step ${r.step}: pass@k`,
+    );
+  }
+  // Without tasks, samples group by their prompt text: the same per-prompt counts and pass@k.
+  const [byInput] = await importVerlDumps({ path: join(dump, "20.jsonl"), runsRoot: join(root, "by-input") });
+  assert.deepEqual(
+    byInput.result.counts.map((c) => [c.n, c.c]),
+    evaluated.counts.map((c) => [c.n, c.c]),
+  );
+  assert.deepEqual(passAtK(byInput.result.curves.overall), passAtK(evaluated.curves.overall));
+
+  // The CLI: errors name the field; steps select files.
+  writeFileSync(join(root, "bad.jsonl"), '{"input": "q", "output": "a", "score": "high"}\n');
+  await assert.rejects(
+    runCli(registerVerl, ["verl", "import", join(root, "bad.jsonl"), "--out", join(root, "x")]),
+    /bad\.jsonl:1: "score" must be a finite number/,
+  );
+  const cli = await runCli(registerVerl, [
+    "verl",
+    "import",
+    dump,
+    "--step",
+    "20",
+    "--out",
+    join(root, "cli"),
+    "--prefix",
+    "val",
+    "--json",
+  ]);
+  const [row] = JSON.parse(cli.out.join("\n"));
+  assert.equal(row.step, 20);
+  assert.equal(row.metrics["eval/pass@1"], evaluated.metrics["eval/pass@1"]);
+});
