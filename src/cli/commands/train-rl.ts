@@ -13,9 +13,11 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { agentRollout } from "../../agents/agent-rollout.ts";
 import { loadAgent } from "../../agents/load-agent.ts";
+import { parseRlRunConfig, type RlRunConfig, resumedRunAgent } from "../../agents/rl-run.ts";
 import { REWARD_PRESETS } from "../../reward/index.ts";
 import { parseRlConfig, RL_ESTIMATORS, type RlConfig } from "../../rl/config.ts";
 import { trainRl } from "../../rl/train.ts";
+import { directoryRun, openRunDirectory } from "../../store/index.ts";
 import { openTrainingRun, runTraining } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
 
@@ -89,6 +91,16 @@ export function rlConfigFrom(options: RlCommandOptions): RlConfig {
   return parseRlConfig({ ...fromFile, ...overrides });
 }
 
+/** The config an RL run directory was started with, read without reopening the run. */
+function storedRunConfig(directory: string): RlRunConfig {
+  const store = openRunDirectory(directory, { readOnly: true });
+  try {
+    return parseRlRunConfig(directoryRun(store, directory).config);
+  } finally {
+    store.close();
+  }
+}
+
 function formatMetric(value: number | undefined): number | string {
   return value === undefined || Number.isNaN(value) ? "n/a" : value;
 }
@@ -135,25 +147,31 @@ export function registerRl(train: Command): void {
     .option("--json", "print the result as JSON")
     .option(
       "--agent <module>",
-      "roll out your agent module (as `agentrl eval --agent`) through the gateway on the live policy; give it again with --resume",
+      "roll out your agent module (as `agentrl eval --agent`) through the gateway on the live policy (kept in the run's config: --resume uses it)",
     )
     .option("--agent-timeout <seconds>", "--agent: seconds an episode may run", "120")
     .action(async (options: RlCommandOptions) => {
-      const rollout = options.agent
-        ? agentRollout({
-            agent: await loadAgent(options.agent),
-            timeoutMs: parseNumber("--agent-timeout", options.agentTimeout ?? "120", { min: 0.001 }) * 1000,
-          })
+      const timeoutMs = parseNumber("--agent-timeout", options.agentTimeout ?? "120", { min: 0.001 }) * 1000;
+      // The agent is part of the run's config: a resumed run rolls out the one it started with.
+      const agent = options.resume
+        ? resumedRunAgent(storedRunConfig(options.resume), options.agent, options.resume)
+        : options.agent
+          ? { module: options.agent, timeoutMs }
+          : null;
+      const rollout = agent
+        ? agentRollout({ agent: await loadAgent(agent.module), timeoutMs: agent.timeoutMs })
         : undefined;
-      const run = openTrainingRun({
+      const opened = openTrainingRun<RlRunConfig>({
         kind: "rl",
         resume: options.resume,
         runs: options.runs,
         runId: options.runId,
-        parse: parseRlConfig,
-        fresh: () => rlConfigFrom(options),
+        parse: parseRlRunConfig,
+        fresh: () => ({ ...rlConfigFrom(options), ...(agent ? { agent } : {}) }),
         defaultId: (c) => `rl-${c.name}-${Date.now()}`,
       });
+      const { agent: _agent, ...rlConfig } = opened.config;
+      const run = { ...opened, config: rlConfig as RlConfig };
       const { config, directory } = run;
       const result = await runTraining(
         run,
