@@ -19,7 +19,7 @@ import { serveHttp } from "../mcp/index.ts";
 import { DEFAULT_SYSTEM_PROMPT } from "../policy/openai/messages.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
 import { openRunDirectory } from "../store/index.ts";
-import { worldTools } from "../tools/index.ts";
+import { toolSpec, worldTools } from "../tools/index.ts";
 import type { Task } from "../types/task.ts";
 import { serveVerify } from "../verify/serve.ts";
 import { generateWorld } from "../world/index.ts";
@@ -147,11 +147,7 @@ test("tool mode: python3 runs the job's function tools against agentrl mcp serve
     verlInit({
       ...baseOptions(),
       out,
-      tools: tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        parameters: tool.parameters,
-      })),
+      tools: tools.map(toolSpec),
     });
     const [row] = await duck(`SELECT agent_name FROM read_parquet('${join(out, "data", "train.parquet")}')`);
     assert.equal(row.agent_name, "tool_agent");
