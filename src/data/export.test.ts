@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { DuckDBInstance } from "@duckdb/node-api";
 import { parquetReadObjects } from "hyparquet";
 import { register as registerData } from "../cli/commands/data.ts";
 import { runCli } from "../cli/testing.ts";
@@ -10,11 +14,12 @@ import { runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
 import { createMockPolicy } from "../policy/mock.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
+import { toolSpecsToOpenAi } from "../store/index.ts";
 import { toolSpec } from "../tools/index.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { checkAnswer } from "../world/index.ts";
 import { datasetTasks } from "./tasks.ts";
-import { verlParquetBuffer, verlRow } from "./verl-parquet.ts";
+import { SFT_DATASET_TEMPLATE, verlParquetBuffer, verlRow } from "./verl-parquet.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-export-"));
 
@@ -51,24 +56,83 @@ test("verl parquet round-trips: what hyparquet reads back equals what was writte
   const rows = trajectories.map((t, i) => verlRow(t, tools, i === 0 ? "you are an agent ." : undefined));
   const back = await parquetReadObjects({ file: verlParquetBuffer(rows) });
   assert.equal(back.length, rows.length);
-  assert.deepEqual(normalise(back), normalise(rows));
-  const first = back[0] as { messages: { role: string }[]; tools: { function: { name: string } }[] };
+  // messages are nested parquet; tools are JSON text holding each row's tools exactly.
+  assert.deepEqual(
+    normalise(back.map(({ tools: _, ...row }) => row)),
+    normalise(rows.map(({ tools: _, ...row }) => row)),
+  );
+  for (const row of back) assert.deepEqual(JSON.parse(row.tools as string), toolSpecsToOpenAi(tools));
+  const first = back[0] as { messages: { role: string }[] };
   assert.deepEqual(
     first.messages.slice(0, 2).map((m) => m.role),
     ["system", "user"],
   );
-  assert.deepEqual(
-    first.tools.map((t) => t.function.name),
-    ["search", "calc"],
-  );
-  const toolCall = (
-    back[1] as { messages: { tool_calls?: { function: { arguments: string } }[] }[] }
-  ).messages.find((m) => m.tool_calls)!;
-  assert.equal(
-    typeof toolCall.tool_calls![0].function.arguments,
-    "string",
-    "arguments as a JSON string, as verl's tests write them",
-  );
+});
+
+/**
+ * What verl's MultiTurnSFTDataset sees, read by DuckDB (not the writer's library) and decoded by the
+ * Python dataset class the export writes beside the parquet, run with python3: every tool keeps its
+ * own parameters (no other tool's fields as nulls), and every tool call's arguments are an object
+ * equal to what the policy called.
+ */
+test("verl parquet through DuckDB and agentrl_sft_dataset.py: distinct tool schemas, arguments as objects", async () => {
+  const tasks = datasetTasks({ count: 6, seed: 4 });
+  const tools = worldToolsFor()(tasks[0], 0).map(toolSpec);
+  const trajectories = await runEpisodes({
+    policy: scriptedPolicy("expert"),
+    episodes: tasks.map((task, i) => ({ task, seed: i })),
+    tools: worldToolsFor(),
+    verify: checkAnswer,
+  });
+  const parquet = join(root, "duck.parquet");
+  writeFileSync(parquet, new Uint8Array(verlParquetBuffer(trajectories.map((t) => verlRow(t, tools)))));
+  const instance = await DuckDBInstance.create(":memory:");
+  const connection = await instance.connect();
+  let rows: Record<string, unknown>[];
+  try {
+    rows = (
+      await connection.runAndReadAll(`SELECT messages, tools FROM read_parquet('${parquet}') ORDER BY id`)
+    ).getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+  const input = join(root, "duck-rows.json");
+  writeFileSync(input, JSON.stringify(rows));
+  const script = `
+import json, sys
+sys.path.insert(0, ${JSON.stringify(dirname(fileURLToPath(SFT_DATASET_TEMPLATE)))})
+from agentrl_sft_dataset import decode_messages, decode_tools
+rows = json.load(open(${JSON.stringify(input)}))
+print(json.dumps([{"messages": decode_messages(r["messages"]), "tools": decode_tools(r["tools"])} for r in rows]))`;
+  const { stdout } = await promisify(execFile)("python3", ["-c", script]);
+  const decoded = JSON.parse(stdout) as {
+    messages: { role: string; tool_calls?: { function: { name: string; arguments: unknown } }[] }[];
+    tools: { function: { name: string; parameters: { properties: Record<string, unknown> } } }[];
+  }[];
+  const byId = [...trajectories].sort((a, b) => (a.id < b.id ? -1 : 1));
+  assert.equal(decoded.length, byId.length);
+  decoded.forEach((row, i) => {
+    const properties = Object.fromEntries(
+      row.tools.map((tool) => [tool.function.name, Object.keys(tool.function.parameters.properties)]),
+    );
+    assert.deepEqual(properties, { search: ["query"], calc: ["expression"] });
+    assert.deepEqual(row.tools, toolSpecsToOpenAi(tools));
+    const calls = row.messages.flatMap((m) => m.tool_calls ?? []).map((call) => call.function);
+    const expected = byId[i].turns
+      .map((turn) => turn.action)
+      .filter((action) => action.type === "tool-call")
+      .map((action) => ({ name: action.tool, arguments: action.arguments }));
+    assert.ok(expected.length >= 1, "the expert calls a tool");
+    assert.deepEqual(calls, expected);
+    for (const message of row.messages)
+      assert.ok(!(Object.values(message) as unknown[]).includes(null), "no null fields");
+  });
+  const both = decoded.filter((row) => {
+    const names = new Set(row.messages.flatMap((m) => m.tool_calls ?? []).map((call) => call.function.name));
+    return names.has("search") && names.has("calc");
+  });
+  assert.ok(both.length > 0, "some row calls both tools, whose arguments would merge as structs");
 });
 
 async function cli(args: string[]): Promise<string> {
@@ -105,7 +169,10 @@ test("agentrl data stitch | collect | stats | export (openai-jsonl, verl-parquet
   assert.equal(summary.written, 20);
   const rows = await parquetReadObjects({ file: new Uint8Array(readFileSync(parquet)).buffer });
   assert.equal(rows.length, 20);
-  assert.ok(rows.every((row) => Array.isArray(row.messages) && Array.isArray(row.tools)));
+  assert.ok(
+    rows.every((row) => Array.isArray(row.messages) && Array.isArray(JSON.parse(row.tools as string))),
+  );
+  assert.ok(existsSync(join(root, "out", "agentrl_sft_dataset.py")), "the dataset class beside the parquet");
   await assert.rejects(
     cli(["data", "export", real, "--format", "csv", "--out", jsonl]),
     /--format must be one of openai-jsonl, verl-parquet/,
