@@ -13,13 +13,11 @@
  * same seed (`info.attempts`); one that still fails is stored as `policy-error`, in the denominator.
  */
 
-import { randomBytes } from "node:crypto";
 import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
 import type { CurveOptions } from "../eval/curves.ts";
 import {
   completeEval,
   EVAL_TASKS_STATE_KEY,
-  EVAL_TOKENIZER_STATE_KEY,
   type EvalConfig,
   type EvalProgress,
   type EvalResult,
@@ -29,19 +27,13 @@ import {
   resolveEvalTasks,
   taskSourceConfig,
 } from "../eval/run-eval.ts";
-import { tokenizerFingerprint } from "../eval/tokenizer-fingerprint.ts";
-import { type ResolveUpstreamOptions, resolveUpstream } from "../gateway/resolve-upstream.ts";
-import { startGateway } from "../gateway/server.ts";
-import type { GatewayInfo } from "../gateway/trajectory.ts";
-import { toolSpecsFromRequest } from "../serve/context.ts";
-import type { ChatTool } from "../serve/request.ts";
+import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
 import { episodeKey } from "../store/index.ts";
 import type { Task } from "../types/task.ts";
-import type { Trajectory } from "../types/trajectory.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
+import { type AgentRunner, openAgentRunner } from "./agent-runner.ts";
 import { loadAgent } from "./load-agent.ts";
-import { runAgentEpisode } from "./run-episode.ts";
 import type { AgentFunction } from "./types.ts";
 
 export interface EvaluateAgentOptions {
@@ -89,12 +81,6 @@ export const AGENT_EVAL_DEFAULTS = {
   retries: 1,
 } as const;
 
-/** A failed episode with a failed upstream call: the infrastructure's failure, worth a rerun. */
-function upstreamFailed(trajectory: Trajectory): boolean {
-  const info = trajectory.info?.gateway as GatewayInfo | undefined;
-  return trajectory.endReason === "policy-error" && (info?.failedCalls ?? 0) > 0;
-}
-
 export async function evaluateAgent(options: EvaluateAgentOptions): Promise<EvalResult> {
   if (!Number.isInteger(options.n) || options.n < 1)
     throw new Error(`evaluateAgent: n must be a positive integer, got ${options.n}`);
@@ -120,35 +106,22 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
   const verify = config.verifier ? getVerifier(config.verifier) : checkAnswer;
   const agent = options.agent ?? (await loadAgent(options.agentPath));
   const { store, run, directory } = openEvalRun(options, config, tasks);
-  const token = randomBytes(24).toString("hex");
-  let gateway: Awaited<ReturnType<typeof startGateway>> | null = null;
+  let runner: AgentRunner | null = null;
   try {
-    const upstream = await resolveUpstream(options.policy, {
-      ...options.upstream,
+    runner = await openAgentRunner({
+      agent,
+      policy: options.policy,
+      policyId: config.policy,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(options.topP !== undefined ? { topP: options.topP } : {}),
-      maxTokens: maxTurnTokens,
-    });
-    let toolsRecorded = store.toolSpecs(run.id) !== undefined;
-    let tokenizerRecorded = store.getState(run.id, EVAL_TOKENIZER_STATE_KEY) !== undefined;
-    gateway = await startGateway({
-      upstream,
-      token,
-      policyId: config.policy,
-      onCall: (call) => {
-        // The tools the agent offered, once, for exports (`tools` of the OpenAI JSONL).
-        if (!toolsRecorded && Array.isArray(call.request.tools) && call.request.tools.length > 0) {
-          store.setToolSpecs(run.id, toolSpecsFromRequest(call.request.tools as ChatTool[]));
-          toolsRecorded = true;
-        }
-        store.setState(run.id, `gateway/calls/${call.episodeId}/${String(call.seq).padStart(4, "0")}`, call);
-        // An in-process model's tokenizer is known once a call has loaded it: perplexity and
-        // exports then reuse the stored ids instead of re-encoding the texts.
-        if (!tokenizerRecorded && upstream.tokenizer) {
-          store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(upstream.tokenizer));
-          tokenizerRecorded = true;
-        }
-      },
+      maxTurnTokens,
+      ...(options.upstream ? { upstream: options.upstream } : {}),
+      verify,
+      timeoutMs,
+      retries,
+      concurrency,
+      record: { store, runId: run.id },
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
     const stored = store.episodeKeys(run.id);
@@ -169,39 +142,21 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
     };
     options.onProgress?.({ ...progress });
     let prefixBreaks = 0;
-    let next = 0;
-    const worker = async () => {
-      while (next < pending.length && !options.signal?.aborted) {
-        const item = pending[next++];
-        const attemptEpisode = () =>
-          runAgentEpisode({
-            gateway: gateway!,
-            agent,
-            task: item.task,
-            key: item.key,
-            seed: evalEpisodeSeed(config.seed, item.task.id, item.sample),
-            verify,
-            apiKey: token,
-            timeoutMs,
-            ...(options.signal ? { signal: options.signal } : {}),
-          });
-        let episode = await attemptEpisode();
-        // An episode that failed because the upstream did (not the agent) is run again, same seed.
-        for (let attempt = 1; attempt <= retries && upstreamFailed(episode.trajectory); attempt++) {
-          if (options.signal?.aborted) break;
-          episode = await attemptEpisode();
-          episode.trajectory.info = { ...episode.trajectory.info, attempts: attempt + 1 };
-        }
-        if (options.signal?.aborted) return; // an episode cut by the stop is run again on resume
+    await runner.run(
+      pending.map((item) => ({
+        task: item.task,
+        key: item.key,
+        seed: evalEpisodeSeed(config.seed, item.task.id, item.sample),
+      })),
+      (item, episode) => {
         store.addTrajectory(run.id, episode.trajectory, { key: item.key });
         prefixBreaks += episode.prefixBreaks;
         progress.done++;
         if (episode.trajectory.correct) progress.correct++;
         if (episode.trajectory.endReason === "policy-error") progress.policyErrors++;
         options.onProgress?.({ ...progress });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
+      },
+    );
     if (options.signal?.aborted) throw new Error("evaluateAgent: stopped");
 
     return await completeEval({
@@ -215,15 +170,15 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
       episodes: { resumed, sampled: pending.length },
       extraMetrics: {
         "gateway/prefix_breaks": prefixBreaks,
-        "gateway/calls": gateway.stats.calls,
-        "gateway/failed_calls": gateway.stats.failedCalls,
+        "gateway/calls": runner.gateway.stats.calls,
+        "gateway/failed_calls": runner.gateway.stats.failedCalls,
       },
     });
   } catch (error) {
     store.finishRun(run.id, options.signal?.aborted ? "interrupted" : "failed", { error: String(error) });
     throw error;
   } finally {
-    await gateway?.close();
+    await runner?.close();
     store.close();
   }
 }
