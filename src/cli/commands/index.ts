@@ -19,6 +19,7 @@ import * as train from "./train.ts";
 import * as ui from "./ui.ts";
 import * as verify from "./verify.ts";
 import * as verl from "./verl.ts";
+import * as verlAgentServer from "./verl-agent-server.ts";
 import * as world from "./world.ts";
 
 export const commands: ReadonlyArray<(program: Command) => void> = [
@@ -33,6 +34,7 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   passk.register,
   serve.register,
   gateway.register,
+  verlAgentServer.register,
   pretrain.register,
   data.register,
   train.register,
