@@ -420,6 +420,14 @@ tasks \`${options.tasksSource}\` (${options.train.length} train, ${options.val.l
    \`agentrl boundary runs/verl-val-step0 runs/verl-val-step<N>\` gives unbiased pass@k, solvable sets and the crossover.
    verl's own \`best@N\` is a with-replacement bootstrap and reads low; \`mean@n\` is a fair pass@1.
 
+### Several nodes
+
+verl's agent-loop workers are Ray actors on every node, and they import this folder's Python files and read
+${agent ? "`AGENTRL_AGENT_SERVER`" : `\`AGENTRL_VERIFY_SERVER\`${v08 ? " and `AGENTRL_MCP_URL`" : ""}`} in the Ray worker's environment, which comes from the shell that ran
+\`ray start\` on that node, not from the driver. So put this folder on a shared filesystem, and on every node run
+\`./start_agentrl.sh\` and then \`ray start\` with \`PYTHONPATH\` holding this folder${agent ? ` and \`AGENTRL_AGENT_SERVER=${urls.agentServer}\`` : ""} exported:
+each node's workers then reach their own node's services at 127.0.0.1 (no token needed, nothing exposed).
+
 ## What is in the folder
 
 - \`data/train.parquet\`, \`data/val.parquet\`: verl's RL schema. \`prompt\` is a list of {role, content}

@@ -124,8 +124,8 @@ export function register(program: Command): void {
       int("--world-seed", 0),
       0,
     )
-    .option("--code", "tool mode: also expose the sandboxed JavaScript code tool")
-    .option("--python", "tool mode: also expose the sandboxed Python tool")
+    .option("--code", "also give the episodes the sandboxed JavaScript code tool")
+    .option("--python", "also give the episodes the sandboxed Python tool")
     .option("--group-size <n>", "GRPO group size, rollout.n (the seed: 8-16)", int("--group-size", 2), 8)
     .option("--val-n <n>", "validation samples per task, val_kwargs.n", int("--val-n"), 16)
     .option("--batch-size <n>", "prompts per step, data.train_batch_size", int("--batch-size"), 64)
@@ -203,7 +203,18 @@ export function register(program: Command): void {
         verlVersion,
         mode,
         ...(tools ? { tools, mcpArgs } : {}),
-        agentServerArgs: verifier === "world" ? [] : ["--verifier", verifier],
+        agentServerArgs: [
+          ...(verifier === "world" ? [] : ["--verifier", verifier]),
+          ...(flags.code ? ["--code"] : []),
+          ...(flags.python ? ["--python"] : []),
+          "--max-turns",
+          String(flags.maxTurns),
+          "--max-tokens",
+          String(flags.maxResponseLength),
+          // Every episode of a training batch in flight at once (the step waits for the slowest).
+          "--concurrency",
+          String(flags.batchSize * flags.groupSize),
+        ],
         groupSize: flags.groupSize,
         valN: flags.valN,
         batchSize: flags.batchSize,
