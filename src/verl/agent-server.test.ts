@@ -18,6 +18,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
+import openaiAgent from "../../examples/agents/openai.ts";
+import type { AgentFunction } from "../agents/types.ts";
 import { rolloutTasks } from "../env/task-set.ts";
 import { resolveUpstream } from "../gateway/resolve-upstream.ts";
 import type { Upstream } from "../gateway/upstream.ts";
@@ -38,6 +40,7 @@ interface RecordedCall {
   content: string | null;
   toolCalls: number;
   seed: number;
+  temperature: number;
 }
 
 /** A pass-through proxy in front of the rollout server that keeps what it answered. */
@@ -64,6 +67,7 @@ async function recordingProxy(
         content: choice.message.content,
         toolCalls: choice.message.tool_calls?.length ?? 0,
         seed: JSON.parse(Buffer.concat(chunks).toString("utf8")).seed,
+        temperature: JSON.parse(Buffer.concat(chunks).toString("utf8")).temperature,
       });
     }
     res.writeHead(upstream.status, { "content-type": "application/json" });
@@ -311,6 +315,53 @@ test("the response is cut to response_length as verl cuts it, spans clipped; a p
       outputs.some((output) => output.response_ids.length === cut),
       "some responses were cut",
     );
+  }
+});
+
+test("--agent: a user's agent through the agent-server gets exact ids and the verifier's reward, at verl's temperature", async () => {
+  const server = await startAgentServer({
+    port: 0,
+    agent: openaiAgent as unknown as AgentFunction,
+    log: () => {},
+  });
+  try {
+    const tasks = rolloutTasks({ split: "test", count: 6, seed: 13, family: "lookup" });
+    const before = f.proxy.calls.length;
+    const outputs = await Promise.all(
+      tasks.map(async (task) => {
+        const response = await fetch(`${server.url}/v1/episodes`, {
+          method: "POST",
+          body: JSON.stringify({
+            task,
+            upstream: { base_url: `http://${f.proxy.address}/v1` },
+            sampling: { temperature: 0.7, logprobs: true },
+          }),
+        });
+        assert.equal(response.status, 200);
+        return response.json();
+      }),
+    );
+    const calls = f.proxy.calls.slice(before);
+    assert.ok(calls.length >= tasks.length);
+    assert.ok(
+      calls.every((call) => call.temperature === 0.7),
+      "the agent sends no temperature: verl's is forced on every call",
+    );
+    outputs.forEach((output, i) => {
+      assert.equal(output.error, null);
+      const full = [...output.prompt_ids, ...output.response_ids];
+      const own = calls.filter((call) => startsWith(full, [...call.prompt, ...call.sampled]));
+      const P = output.prompt_ids.length;
+      assert.ok(own.some((call) => call.prompt.length === P));
+      const mask = output.response_ids.map(() => 0);
+      for (const call of own) call.sampled.forEach((_, t) => (mask[call.prompt.length - P + t] = 1));
+      assert.deepEqual(output.response_mask, mask, `episode ${i}: mask 1 exactly on sampled ids`);
+      const last = own.reduce((a, b) => (b.prompt.length > a.prompt.length ? b : a));
+      const correct = output.end_reason === "answer" && checkAnswer(tasks[i], last.content);
+      assert.equal(output.reward_score, correct ? 1 : 0);
+    });
+  } finally {
+    await server.close();
   }
 });
 
