@@ -2,6 +2,7 @@
  * `agentrl data`: SFT and RL datasets.
  *
  *   agentrl data collect --policy expert --tasks 2000 --noise 0.2 --template-share sum3=0.25 --out runs/sft-real
+ *   agentrl data collect --agent examples/agents/ai-sdk.ts --policy models/base-strong --tasks 200 --samples 4
  *   agentrl data stitch --tasks 2000 --template-share sum3=0.25 --out runs/sft-stitched
  *   agentrl data stats runs/sft-real
  *   agentrl data select --policy models/base-strong --tasks 400 --m 8 --mix easy:0.3,medium:0.4,hard:0.3
@@ -13,7 +14,9 @@
  * provenance; all use train worlds only.
  */
 import type { Command } from "commander";
-import { collectDataset } from "../../data/collect.ts";
+import { collectAgentDataset } from "../../agents/collect-agent.ts";
+import { AGENT_EVAL_DEFAULTS } from "../../agents/evaluate-agent.ts";
+import { type CollectDatasetResult, collectDataset } from "../../data/collect.ts";
 import { loadDataset } from "../../data/dataset.ts";
 import { FILTER_CRITERIA, parseFilter } from "../../data/filter.ts";
 import { DEFAULT_MIX, type DifficultyMix, parseMix } from "../../data/select.ts";
@@ -96,12 +99,26 @@ export function register(program: Command): void {
     .option("--batch <n>", "episodes advanced together", "64")
     .option("--out <dir>", "dataset directory to create (default: <runs>/dataset-<date>)")
     .option("--runs <dir>", "root folder of run directories", "runs")
+    .option(
+      "--agent <module>",
+      "collect your agent's episodes (as `agentrl eval --agent`) through the gateway in front of --policy",
+    )
+    .option("--concurrency <n>", "--agent: episodes running at once", String(AGENT_EVAL_DEFAULTS.concurrency))
+    .option("--agent-timeout <seconds>", "--agent: seconds an episode may run", "120")
+    .option("--agent-retries <n>", "--agent: reruns of an episode whose upstream call failed", "1")
+    .option("--max-turn-tokens <n>", "--agent: tokens per call when the agent sends no max_tokens", "32")
     .option("--json", "print the result as JSON")
-    .action(async (options) => {
+    .action(async (options, command: Command) => {
       const tasks = taskOptions(options);
       parseFilter(options.filter);
       const samples = parseNumber("--samples", options.samples, { integer: true, min: 1 });
       const progress = createProgress("collect", tasks.count * samples, { quiet: Boolean(options.json) });
+      if (options.agent) {
+        const result = await collectAgentCommand(options, command, tasks, samples, progress);
+        progress.stop();
+        printCollect(result, Boolean(options.json));
+        return;
+      }
       const result = await collectDataset({
         policy: options.policy,
         policyOptions: { temperature: parseNumber("--temperature", options.temperature, { min: 0 }) },
@@ -120,15 +137,7 @@ export function register(program: Command): void {
         onProgress: (p) => progress.update(p.episodes, { kept: p.kept }),
       });
       progress.stop();
-      if (options.json) {
-        console.log(JSON.stringify(result, null, 2));
-        return;
-      }
-      console.log(`dataset written to ${result.directory}`);
-      console.log(
-        `${result.kept} kept of ${result.episodes} episodes on ${result.tasks} tasks (${result.tasksWithKept} tasks with a kept trajectory); filter ${result.provenance.filter}`,
-      );
-      if (result.rejected > 0) console.log(`rejected: ${JSON.stringify(result.rejections)}`);
+      printCollect(result, Boolean(options.json));
     });
 
   // ---- stitch ----------------------------------------------------------------------------------
@@ -285,6 +294,63 @@ export function register(program: Command): void {
           `wrote ${written} trajectories of ${dir} to ${options.out} (${format}; tools: ${tools.join(", ")})`,
         );
     });
+}
+
+function printCollect(result: CollectDatasetResult & { gateway?: Record<string, number> }, json: boolean) {
+  if (json) {
+    console.log(JSON.stringify(result, null, 2));
+    return;
+  }
+  console.log(`dataset written to ${result.directory}`);
+  console.log(
+    `${result.kept} kept of ${result.episodes} episodes on ${result.tasks} tasks (${result.tasksWithKept} tasks with a kept trajectory); filter ${result.provenance.filter}`,
+  );
+  if (result.rejected > 0) console.log(`rejected: ${JSON.stringify(result.rejections)}`);
+  if (result.gateway)
+    console.log(
+      `gateway calls ${result.gateway.calls} (${result.gateway.failedCalls} failed), prefix breaks ${result.gateway.prefixBreaks}`,
+    );
+}
+
+/** Flags of the in-process episode loop that mean nothing for an agent (it runs its own loop and tools). */
+const LOOP_ONLY_FLAGS = [
+  ["noise", "--noise"],
+  ["maxTurns", "--max-turns"],
+  ["batch", "--batch"],
+] as const;
+
+/** `data collect --agent`: the agent's episodes through the gateway (src/agents/collect-agent.ts). */
+async function collectAgentCommand(
+  options: Record<string, string>,
+  command: Command,
+  tasks: DatasetTaskOptions,
+  samples: number,
+  progress: ReturnType<typeof createProgress>,
+) {
+  if (command.getOptionValueSource("policy") !== "cli")
+    throw new Error(
+      "--agent needs --policy: the model behind the gateway (a checkpoint, or openai:<url>#<model>)",
+    );
+  for (const [key, flag] of LOOP_ONLY_FLAGS)
+    if (command.getOptionValueSource(key) === "cli")
+      throw new Error(`${flag} does not apply to --agent: the agent runs its own loop and tools`);
+  return collectAgentDataset({
+    agentPath: options.agent,
+    policy: options.policy,
+    temperature: parseNumber("--temperature", options.temperature, { min: 0 }),
+    maxTurnTokens: parseNumber("--max-turn-tokens", options.maxTurnTokens, { integer: true, min: 1 }),
+    tasks,
+    seed: tasks.seed,
+    filter: options.filter,
+    samplesPerTask: samples,
+    maxKeptPerTask: parseNumber("--keep-per-task", options.keepPerTask, { integer: true, min: 1 }),
+    concurrency: parseNumber("--concurrency", options.concurrency, { integer: true, min: 1 }),
+    timeoutMs: parseNumber("--agent-timeout", options.agentTimeout, { min: 0.001 }) * 1000,
+    retries: parseNumber("--agent-retries", options.agentRetries, { integer: true, min: 0 }),
+    out: options.out,
+    runsRoot: options.runs,
+    onProgress: (p) => progress.update(p.episodes, { kept: p.kept }),
+  });
 }
 
 function printStats(dir: string, provenance: Record<string, unknown>, stats: DatasetStats) {

@@ -1,0 +1,205 @@
+/**
+ * `agentrl data collect --agent <module>`: a user's agent's real episodes, through the recording
+ * gateway in front of `--policy`, kept by rejection sampling into a dataset that `data stats`,
+ * `filter`, `select` and `export` read like any collected one. It is `collectDataset`
+ * (src/data/collect.ts) with the agent in place of the episode loop: the same tasks (train worlds,
+ * template shares), episode seeds and ids (`<task>#<sample>`), filter, per-task quota, chunked
+ * storage (a crash loses at most one chunk), provenance and counts. What differs: the agent runs its
+ * own tools, so no tool noise is injected (`noise: 0`); the trajectories are gateway trajectories
+ * (exact token ids when the upstream returns them), with every call kept in the run's state under
+ * `gateway/calls/<episode>/<seq>`; and the episodes run `concurrency` at a time, each under a
+ * timeout, rerun when an upstream call failed (as `eval --agent`).
+ */
+import { hashString, mixSeeds } from "../core/random.ts";
+import type { CollectCounts, CollectDatasetResult, CollectOptions } from "../data/collect.ts";
+import { createDatasetDirectory } from "../data/dataset.ts";
+import { type FilterCriterion, formatFilter, parseFilter, rejectionReason } from "../data/filter.ts";
+import { type DatasetTaskOptions, datasetTasks } from "../data/tasks.ts";
+import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
+import type { Trajectory } from "../types/trajectory.ts";
+import { checkAnswer } from "../world/index.ts";
+import { type AgentEpisodeItem, type AgentRunner, openAgentRunner } from "./agent-runner.ts";
+import { AGENT_EVAL_DEFAULTS } from "./evaluate-agent.ts";
+import { loadAgent } from "./load-agent.ts";
+import type { AgentFunction } from "./types.ts";
+
+export interface CollectAgentDatasetOptions {
+  /** Path of the agent module (recorded in the provenance). */
+  agentPath: string;
+  /** The loaded agent (default: imported from `agentPath`). */
+  agent?: AgentFunction;
+  /** The model behind the gateway: checkpoint, scripted name or `openai:<url>#<model>`. */
+  policy: string;
+  temperature?: number;
+  topP?: number;
+  /** Tokens per call when the agent sends no max_tokens (in-process upstream; default 32). */
+  maxTurnTokens?: number;
+  upstream?: Omit<ResolveUpstreamOptions, "temperature" | "topP" | "maxTokens">;
+  /** Which tasks (train worlds unless `split` says otherwise). */
+  tasks: DatasetTaskOptions;
+  seed: number;
+  /** Filter spec (`correct`, `correct,no-format-error`, `all`…; default `correct`). */
+  filter?: string;
+  samplesPerTask?: number;
+  maxKeptPerTask?: number;
+  /** Episodes running at once (default 8). */
+  concurrency?: number;
+  /** Milliseconds an episode may run (default 120 000). */
+  timeoutMs?: number;
+  /** Reruns of an episode that failed because an upstream call did (default 1). */
+  retries?: number;
+  /** Tasks per chunk (default 256). */
+  chunkTasks?: number;
+  /** Dataset directory to create (`runs/<id>`); default `<runsRoot>/dataset-<date>`. */
+  out?: string;
+  runsRoot?: string;
+  parentId?: string;
+  onProgress?: CollectOptions["onProgress"];
+  signal?: AbortSignal;
+}
+
+export interface CollectAgentDatasetResult extends CollectDatasetResult {
+  /** Gateway totals over every episode run (kept or not). */
+  gateway: { calls: number; failedCalls: number; prefixBreaks: number };
+}
+
+/**
+ * Rejection sampling of one chunk, `collectTrajectories`' rule: per task, in sample order, an
+ * episode is kept when it passes `filter` and the task has fewer than `maxKept` kept.
+ */
+function keepPassing(
+  bySample: readonly Trajectory[][],
+  filter: readonly FilterCriterion[],
+  maxKept: number,
+  counts: CollectCounts,
+): Trajectory[] {
+  const kept: Trajectory[] = [];
+  for (const samples of bySample) {
+    let keptOfTask = 0;
+    for (const trajectory of samples) {
+      const reason = rejectionReason(trajectory, filter) ?? (keptOfTask >= maxKept ? "over-quota" : null);
+      if (reason) {
+        counts.rejected++;
+        counts.rejections[reason] = (counts.rejections[reason] ?? 0) + 1;
+        continue;
+      }
+      keptOfTask++;
+      kept.push(trajectory);
+    }
+    if (keptOfTask > 0) counts.tasksWithKept++;
+  }
+  counts.kept += kept.length;
+  return kept;
+}
+
+export async function collectAgentDataset(
+  options: CollectAgentDatasetOptions,
+): Promise<CollectAgentDatasetResult> {
+  const filter = parseFilter(options.filter ?? "correct");
+  const samples = options.samplesPerTask ?? 1;
+  const maxKept = options.maxKeptPerTask ?? 1;
+  if (!Number.isInteger(samples) || samples < 1)
+    throw new Error(`samplesPerTask must be an integer >= 1, got ${samples}`);
+  if (!Number.isInteger(maxKept) || maxKept < 1)
+    throw new Error(`maxKeptPerTask must be an integer >= 1, got ${maxKept}`);
+  const timeoutMs = options.timeoutMs ?? AGENT_EVAL_DEFAULTS.timeoutMs;
+  const maxTurnTokens = options.maxTurnTokens ?? AGENT_EVAL_DEFAULTS.maxTurnTokens;
+  const tasks = datasetTasks(options.tasks);
+  const agent = options.agent ?? (await loadAgent(options.agentPath));
+  const policyName = `agent:${options.agentPath}@${options.policy}`;
+  const provenance = {
+    policy: policyName,
+    policyId: policyName,
+    agent: { module: options.agentPath, policy: options.policy, timeoutMs },
+    ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+    ...(options.topP !== undefined ? { topP: options.topP } : {}),
+    // The agent calls its own tools: the gateway injects no tool noise.
+    noise: 0,
+    seed: options.seed,
+    filter: formatFilter(filter),
+    tasks: { split: "train", ...options.tasks },
+    samplesPerTask: samples,
+    maxKeptPerTask: maxKept,
+    budgets: { maxTurnTokens },
+  };
+  const { directory, store, run } = createDatasetDirectory({
+    source: "collect",
+    out: options.out,
+    runsRoot: options.runsRoot,
+    config: provenance,
+    parentId: options.parentId,
+  });
+  const counts: CollectCounts = {
+    tasks: tasks.length,
+    episodes: 0,
+    kept: 0,
+    rejected: 0,
+    rejections: {},
+    tasksWithKept: 0,
+  };
+  let prefixBreaks = 0;
+  let runner: AgentRunner | null = null;
+  try {
+    runner = await openAgentRunner({
+      agent,
+      policy: options.policy,
+      policyId: policyName,
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      maxTurnTokens,
+      ...(options.upstream ? { upstream: options.upstream } : {}),
+      verify: checkAnswer,
+      timeoutMs,
+      retries: Math.max(0, options.retries ?? AGENT_EVAL_DEFAULTS.retries),
+      concurrency: Math.max(1, options.concurrency ?? AGENT_EVAL_DEFAULTS.concurrency),
+      record: { store, runId: run.id },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const total = tasks.length * samples;
+    const chunk = Math.max(1, options.chunkTasks ?? 256);
+    for (let start = 0; start < tasks.length; start += chunk) {
+      const chunkTasks = tasks.slice(start, start + chunk);
+      const items: AgentEpisodeItem[] = chunkTasks.flatMap((task) =>
+        Array.from({ length: samples }, (_, sample) => ({
+          task,
+          seed: mixSeeds(mixSeeds(options.seed, hashString(task.id)), sample),
+          key: `${task.id}#${sample}`,
+        })),
+      );
+      const bySample = chunkTasks.map(() => new Array<Trajectory>(samples));
+      const position = new Map(items.map((item, i) => [item, i]));
+      await runner.run(items, (item, episode) => {
+        const index = position.get(item)!;
+        bySample[Math.floor(index / samples)][index % samples] = {
+          ...episode.trajectory,
+          info: { ...episode.trajectory.info, source: "collect", noise: 0 },
+        };
+        prefixBreaks += episode.prefixBreaks;
+        counts.episodes++;
+        options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
+      });
+      if (options.signal?.aborted) throw new Error("collect: stopped");
+      store.addTrajectories(run.id, keepPassing(bySample, filter, maxKept, counts));
+      options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
+    }
+    const gateway = {
+      calls: runner.gateway.stats.calls,
+      failedCalls: runner.gateway.stats.failedCalls,
+      prefixBreaks,
+    };
+    store.finishRun(run.id, "completed", { ...counts, gateway });
+    return {
+      directory,
+      runId: run.id,
+      provenance: { source: "collect", ...provenance },
+      ...counts,
+      gateway,
+    };
+  } catch (error) {
+    store.finishRun(run.id, options.signal?.aborted ? "interrupted" : "failed", { error: String(error) });
+    throw error;
+  } finally {
+    await runner?.close();
+    store.close();
+  }
+}
