@@ -11,7 +11,8 @@
  * per task by, in order of preference:
  *   1. `agentrl_task_id` (written by agentrl_reward.py, the tool mode's compute_score);
  *   2. the task whose question the input contains, among `tasks` (the job's val/train parquet or a
- *      task file; the longest matching question wins);
+ *      task file; the longest matching question wins, and among tasks that share it, the one whose
+ *      answer is the line's ground truth);
  *   3. the input text itself (task id `verl/<hash of input>`), the same across steps and runs.
  * A sample is correct when its `acc` is positive if the line has one, else when `score` ≥
  * `threshold` (default 1: a binary outcome reward).
@@ -107,7 +108,7 @@ export function taskMatcher(tasks: readonly Task[]): (line: VerlDumpLine) => Tas
     if (known) return known;
     let task = byInput.get(line.input);
     if (task) return task;
-    task = byQuestion.find((candidate) => line.input.includes(candidate.question.trim()));
+    task = questionMatch(byQuestion, line);
     if (!task) {
       const answer = typeof line.gts === "string" ? line.gts : JSON.stringify(line.gts ?? null);
       task = {
@@ -120,6 +121,21 @@ export function taskMatcher(tasks: readonly Task[]): (line: VerlDumpLine) => Tas
     byInput.set(line.input, task);
     return task;
   };
+}
+
+/**
+ * The task whose question the input holds: the longest such question; among tasks with that same
+ * question, the one whose answer is the line's ground truth. Undefined when none matches or when
+ * two tasks stay indistinguishable (the caller then groups by the input text).
+ */
+function questionMatch(byLongestQuestion: readonly Task[], line: VerlDumpLine): Task | undefined {
+  const first = byLongestQuestion.find((candidate) => line.input.includes(candidate.question.trim()));
+  if (!first) return undefined;
+  const same = byLongestQuestion.filter((candidate) => candidate.question.trim() === first.question.trim());
+  if (same.length === 1) return first;
+  const gts = typeof line.gts === "string" ? line.gts : undefined;
+  const byAnswer = same.filter((candidate) => candidate.answer === gts);
+  return byAnswer.length === 1 ? byAnswer[0] : undefined;
 }
 
 export interface VerlImportOptions {

@@ -23,7 +23,7 @@ import { toolSpec, worldTools } from "../tools/index.ts";
 import type { Task } from "../types/task.ts";
 import { serveVerify } from "../verify/serve.ts";
 import { generateWorld } from "../world/index.ts";
-import { importVerlDumps } from "./import.ts";
+import { importVerlDumps, taskMatcher } from "./import.ts";
 import { verlInit } from "./init.ts";
 
 const run = promisify(execFile);
@@ -312,4 +312,52 @@ test("verl import: a verl-format dump of an in-process eval gives the same pass@
   const [row] = JSON.parse(cli.out.join("\n"));
   assert.equal(row.step, 20);
   assert.equal(row.metrics["eval/pass@1"], evaluated.metrics["eval/pass@1"]);
+});
+
+test("verl import matches prompts to tasks: longest question, ground truth among equal questions", () => {
+  const tasks: Task[] = [
+    { id: "a", question: "population of mipa?", answer: "10", family: "f" },
+    { id: "b", question: "population of mipa?", answer: "20", family: "f" },
+    { id: "c", question: "the total population of mipa?", answer: "30", family: "f" },
+  ];
+  const match = taskMatcher(tasks);
+  const line = (input: string, gts: string) => ({ input, output: "", gts, score: 0, step: 0 });
+  assert.equal(match(line("user\nwhat is the total population of mipa?\nassistant\n", "30")).id, "c");
+  assert.equal(match(line("user\npopulation of mipa?\n", "20")).id, "b");
+  assert.equal(match(line("user\npopulation of mipa? ", "10")).id, "a");
+  // Same question, an answer neither task has: indistinguishable, grouped by the prompt text.
+  assert.match(match(line("user\npopulation of mipa?  ", "99")).id, /^verl\/[0-9a-f]{16}$/);
+  assert.equal(match({ ...line("anything", "x"), agentrl_task_id: "b" }).id, "b");
+});
+
+test("verl init CLI: a task file needs --verifier; bad choices name the valid ones", async () => {
+  const file = join(root, "quiz.jsonl");
+  writeFileSync(file, `${fileTasks.map((task) => JSON.stringify(task)).join("\n")}\n`);
+  const cli = (args: string[]) => runCli(registerVerl, ["verl", "init", "--model", "m", ...args]);
+  await assert.rejects(cli(["--tasks", file, "--out", join(root, "c1")]), /a task file needs --verifier/);
+  await assert.rejects(
+    cli(["--tasks", file, "--verifier", "em", "--verl-version", "0.6", "--out", join(root, "c2")]),
+    /--verl-version must be one of 0\.7, 0\.8\+/,
+  );
+  const summary = JSON.parse(
+    (
+      await cli([
+        "--tasks",
+        file,
+        "--verifier",
+        "em",
+        "--val-fraction",
+        "0.5",
+        "--out",
+        join(root, "c3"),
+        "--json",
+      ])
+    ).out.join("\n"),
+  );
+  assert.equal(summary.train + summary.val, fileTasks.length);
+  assert.ok(summary.val >= 1);
+  assert.match(
+    readFileSync(join(root, "c3", "start_agentrl.sh"), "utf8"),
+    /agent-server --port 8300 --verifier em /,
+  );
 });
