@@ -16,8 +16,8 @@
  * `agentrl_sft_dataset.py` (src/verl/templates, written beside the parquet) is the
  * `MultiTurnSFTDataset` subclass that decodes them, so the chat template gets one schema per tool
  * and `arguments` as objects (`data.custom_cls.path=<it> data.custom_cls.name=AgentrlMultiTurnSFTDataset`).
- * Without it, stock verl passes the `tools` string to the template (transformers rejects it), so
- * the class is required, not optional.
+ * Without it, stock verl hands the template the `tools` text where it expects a list of tool
+ * dicts, so the class is required, not optional.
  */
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
