@@ -7,9 +7,11 @@ import {
   crossDifference,
   gainShrinkage,
   groupDifference,
+  marginNote,
   meanPassAtK,
   pairedDifference,
   positiveStatus,
+  powerNote,
   proportionDifference,
   zeroSignalByHops,
 } from "./analysis.ts";
@@ -113,4 +115,22 @@ test("group difference of independent samples", () => {
   assert.ok(Math.abs(d.mean - 0.6) < 1e-12);
   assert.ok(d.interval.lower <= d.mean && d.mean <= d.interval.upper);
   assert.equal(groupDifference([], [1]), null);
+});
+
+test("the margin calls a claim against the seed when the interval rules out an effect that large", () => {
+  const small = { mean: 0.01, interval: { lower: -0.02, upper: 0.04 }, tasks: 40 };
+  assert.equal(positiveStatus(small), "inconclusive");
+  assert.equal(positiveStatus(small, 0.05), "not reproduced");
+  assert.match(marginNote(small, 0.05), /rules out a gain of 0\.05/);
+  const wide = { mean: 0.01, interval: { lower: -0.1, upper: 0.12 }, tasks: 40 };
+  assert.equal(positiveStatus(wide, 0.05), "inconclusive");
+  assert.equal(marginNote(wide, 0.05), "");
+  // a zero-width interval at zero compares nothing: it stays inconclusive, and says why
+  const floor = { mean: 0, interval: { lower: 0, upper: 0 }, tasks: 12 };
+  assert.equal(positiveStatus(floor, 0.05), "inconclusive");
+  assert.match(powerNote(floor, 0.05), /zero width/);
+  // half-width 0.11 at mean 0.01: against the claim needs mean + half < 0.05 → half < 0.04 → 40·(0.11/0.04)² tasks
+  assert.match(powerNote(wide, 0.05), /half-width 0\.110 over 40 tasks.*about 303 tasks/);
+  const positive = { mean: 0.1, interval: { lower: -0.02, upper: 0.22 }, tasks: 30 };
+  assert.match(powerNote(positive), /about 44 tasks \(×1\.5\)/);
 });

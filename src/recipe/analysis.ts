@@ -21,6 +21,10 @@ export interface Verdict {
   evidence: string;
   /** The paired difference the status follows from, where one does (b − a, with its interval). */
   difference?: PairedDifference | null;
+  /** Why a claim came out against the seed, from its own numbers (shown with an example trajectory). */
+  explanation?: string;
+  /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
+  exampleStage?: string;
 }
 
 export interface PairedDifference {
@@ -199,12 +203,51 @@ export function groupDifference(
   };
 }
 
-/** Status of a claim that `difference` is positive. */
-export function positiveStatus(difference: PairedDifference | null): VerdictStatus {
+/**
+ * Status of a claim that `difference` is positive. With a `margin` (the smallest effect the claim
+ * is about, e.g. 0.05 pass@1), an interval that lies entirely below it also calls the claim "not
+ * reproduced": the run rules out an effect of that size (an equivalence-style call), which is how
+ * a claim that is false at the lab's scale gets decided instead of staying inconclusive forever.
+ * An interval of zero width at zero (both sides at the same floor or ceiling on every task) stays
+ * inconclusive: nothing was compared.
+ */
+export function positiveStatus(difference: PairedDifference | null, margin = 0): VerdictStatus {
   if (!difference) return "not measured";
   if (difference.interval.lower > 0) return "reproduced";
   if (difference.interval.upper < 0) return "not reproduced";
+  const degenerate = difference.interval.lower === 0 && difference.interval.upper === 0;
+  if (margin > 0 && !degenerate && difference.interval.upper < margin) return "not reproduced";
   return "inconclusive";
+}
+
+/** The clause a margin call adds to a verdict's evidence ("" when the status did not use it). */
+export function marginNote(difference: PairedDifference | null, margin: number): string {
+  if (!difference || margin <= 0) return "";
+  if (difference.interval.lower > 0 || difference.interval.upper < 0 || difference.interval.upper >= margin)
+    return "";
+  if (difference.interval.lower === 0 && difference.interval.upper === 0) return "";
+  return ` (the interval rules out a gain of ${margin} or more: called against the claim at that effect size)`;
+}
+
+/**
+ * For an inconclusive difference: the interval's half-width and roughly how many tasks would call
+ * it, were the effect what was measured. A bootstrap interval over tasks shrinks as 1/√tasks, so
+ * calling a mean m with half-width h over N tasks needs about N·(h/|m|)² tasks (more samples per
+ * task narrow it only as far as the between-task spread allows).
+ */
+export function powerNote(difference: PairedDifference | null, margin = 0): string {
+  if (!difference) return "";
+  const { lower, upper } = difference.interval;
+  const half = (upper - lower) / 2;
+  if (half <= 0) {
+    return ` [interval of zero width: both sides equal on every task (at a floor or ceiling); more tasks cannot call it, the experiment needs tasks where the models differ]`;
+  }
+  // for the claim: mean − half > 0; against it: mean + half below the margin (or below 0)
+  const mean = difference.mean;
+  const target = Math.max(mean, margin - mean, -mean);
+  const needed = target > 0 ? Math.ceil(difference.tasks * (half / target) ** 2) : null;
+  const times = needed ? ` (×${(needed / difference.tasks).toFixed(1)})` : "";
+  return ` [interval half-width ${half.toFixed(3)} over ${difference.tasks} tasks; at the measured ${mean >= 0 ? "+" : "−"}${Math.abs(mean).toFixed(3)} it needs about ${needed ?? "∞"} tasks${times} to be called${margin > 0 ? ` (either way, margin ${margin})` : ""}]`;
 }
 
 /** "+0.120 [0.040, 0.210] over 48 tasks" */

@@ -73,7 +73,7 @@ export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[
   return [...pooled.values()];
 }
 
-function pooledComparisons(dirs: readonly string[], seed: number): PooledComparison[] {
+function pooledComparisons(dirs: readonly string[], seed: number, margin: number): PooledComparison[] {
   const stored = new Map<string, readonly TaskCount[] | null>(); // each stage file read once
   const countsOf = (dir: string, stage: string) => {
     const key = join(dir, stage);
@@ -92,7 +92,12 @@ function pooledComparisons(dirs: readonly string[], seed: number): PooledCompari
             (stage) => poolCounts(measured.map((dir) => countsOf(dir, stage) ?? [])),
             seed,
           );
-    return { label: comparison.label, runs: measured.length, difference, status: positiveStatus(difference) };
+    return {
+      label: comparison.label,
+      runs: measured.length,
+      difference,
+      status: positiveStatus(difference, margin),
+    };
   });
 }
 
@@ -176,6 +181,7 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
     pooled: pooledComparisons(
       reports.map(({ dir }) => dir),
       reports[0]?.report.config.seed ?? 0,
+      reports[0]?.report.config.margin ?? 0, // reports written before the margin existed: none
     ),
   };
 }

@@ -177,6 +177,12 @@ export const RecipeConfigSchema = z
     orchestra: OrchestraSchema,
     /** Example trajectories shown per experiment in the report. */
     examples: z.number().int().min(0).max(20),
+    /**
+     * The smallest difference (pass@1 or rate) a claim is about: a 95% interval entirely below it
+     * calls "RL raises pass@1"-style claims "not reproduced" (the run rules out an effect that
+     * large); 0 calls a claim only when the interval excludes zero.
+     */
+    margin: z.number().min(0).max(1),
   })
   .strict();
 
@@ -247,6 +253,7 @@ const DEFAULT: RecipeConfig = {
     temperature: 1,
   },
   examples: 3,
+  margin: 0.05,
 };
 
 const QUICK: RecipeConfig = {

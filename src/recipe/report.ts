@@ -8,18 +8,20 @@
  * difference excludes zero; otherwise it is "inconclusive" and says the run is too small to call.
  */
 import type { OrchestraExperimentResult } from "../orchestra/experiment.ts";
-import { type Cell, renderPage, type Section } from "../report/html.ts";
-import type { Verdict } from "./analysis.ts";
+import { type Block, type Cell, renderPage, type Section } from "../report/html.ts";
+import { VERDICT_STATUSES, type Verdict } from "./analysis.ts";
 import type { RecipeConfig } from "./config.ts";
 import { rlExamples } from "./examples.ts";
 import { baseExperiment } from "./experiments/base.ts";
 import { boundaryExperiment } from "./experiments/boundary.ts";
 import {
   type ExperimentReport,
+  exampleBlocks,
   fixed,
   type Pass1Comparison,
   pass1Difference,
   type ReportContext,
+  statusCell,
 } from "./experiments/context.ts";
 import { creditExperiment } from "./experiments/credit.ts";
 import { dataFirstExperiment } from "./experiments/data-first.ts";
@@ -67,6 +69,25 @@ const EXPERIMENTS: readonly ((context: ReportContext) => Promise<ExperimentRepor
   baseExperiment,
 ];
 
+/**
+ * The claims called against the seed, each explained from its own numbers and shown with one
+ * example trajectory of the RL stage that illustrates it (null when no claim was).
+ */
+function againstSection(verdicts: readonly Verdict[], context: ReportContext): Section | null {
+  const against = verdicts.filter((v) => v.status === "not reproduced");
+  if (against.length === 0) return null;
+  return {
+    title: "Claims the lab calls against the seed",
+    blocks: against.flatMap((v): Block[] => [
+      { type: "paragraph", text: `${v.experiment}: ${v.claim}. ${v.evidence}.` },
+      ...(v.explanation ? [{ type: "paragraph" as const, text: v.explanation }] : []),
+      ...(v.exampleStage
+        ? exampleBlocks(`example from ${v.exampleStage}`, context.examplesOf(v.exampleStage).slice(0, 1))
+        : []),
+    ]),
+  };
+}
+
 export async function buildReport(input: BuildInput): Promise<{ report: RecipeReport; html: string }> {
   const { config, results } = input;
   const get = <T>(name: string) => resultOf<T>(results, name);
@@ -86,6 +107,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     evals,
     n: config.eval.n,
     seed,
+    margin: config.margin,
     pass1: (comparison: Pass1Comparison) =>
       pass1Difference(comparison, (stage) => get<EvalStageResult>(stage).counts, seed),
     examplesOf: (stage: string) => {
@@ -109,6 +131,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     verdicts.push(...part.verdicts);
     sections.push(...part.sections);
   }
+  const against = againstSection(verdicts, context);
 
   // ---- summary, selection, stages, config ----------------------------------------------------------------
   const select = get<SelectStageResult>("select");
@@ -123,7 +146,11 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       {
         type: "table",
         columns: ["experiment", "claim", "status", "evidence"],
-        rows: verdicts.map((v) => [v.experiment, v.claim, v.status.toUpperCase(), v.evidence] as Cell[]),
+        rows: verdicts.map((v) => [v.experiment, v.claim, statusCell(v.status), v.evidence] as Cell[]),
+      },
+      {
+        type: "paragraph",
+        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many tasks would call it.`,
       },
       {
         type: "paragraph",
@@ -166,7 +193,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   const html = renderPage({
     title: "agentrl: the seed's recipe on the embedded lab",
     subtitle: `${config.preset} preset · seed ${config.seed} · ${report.createdAt}`,
-    sections: [summary, ...sections, stagesSection],
+    sections: [summary, ...(against ? [against] : []), ...sections, stagesSection],
   });
   return { report, html };
 }

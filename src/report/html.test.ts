@@ -53,3 +53,37 @@ test("escapeHtml and formatNumber", () => {
   assert.equal(formatNumber(0.5), "0.500");
   assert.equal(formatNumber(Number.NaN), "NaN");
 });
+
+test("a toned cell gets its class (a status coloured at a glance) and its text escaped", () => {
+  const html = renderPage({
+    title: "t",
+    sections: [
+      {
+        title: "s",
+        blocks: [
+          {
+            type: "table",
+            columns: ["status"],
+            rows: [[{ text: "REPRODUCED", tone: "good" }], [{ text: "<b>x</b>", tone: "bad" }]],
+          },
+        ],
+      },
+    ],
+  });
+  assert.match(html, /<td class="tone-good">REPRODUCED<\/td>/);
+  assert.match(html, /<td class="tone-bad">&lt;b&gt;x&lt;\/b&gt;<\/td>/);
+  assert.match(html, /td\.tone-good \{ background/);
+  assert.throws(
+    () =>
+      renderPage({
+        title: "t",
+        sections: [
+          {
+            title: "s",
+            blocks: [{ type: "table", columns: ["c"], rows: [[{ text: "x", tone: "red" as never }]] }],
+          },
+        ],
+      }),
+    /unknown cell tone "red"/,
+  );
+});

@@ -6,7 +6,14 @@
  * event-handler attributes or external references before it is inlined.
  */
 
-export type Cell = string | number | boolean | null | undefined;
+/** A table cell: plain values, or text with a tone that colours its background (a status read at a glance). */
+export type Cell = string | number | boolean | null | undefined | ToneCell;
+
+export const CELL_TONES = ["good", "bad", "unsure", "none"] as const;
+export interface ToneCell {
+  text: string;
+  tone: (typeof CELL_TONES)[number];
+}
 
 export type Block =
   | { type: "paragraph"; text: string }
@@ -52,7 +59,18 @@ export function formatNumber(value: number, digits = 3): string {
 function cellText(cell: Cell): string {
   if (cell === null || cell === undefined) return "–";
   if (typeof cell === "number") return formatNumber(cell);
+  if (typeof cell === "object") return cell.text;
   return String(cell);
+}
+
+function cellClass(cell: Cell): string {
+  if (typeof cell === "number") return ' class="num"';
+  if (cell !== null && typeof cell === "object") {
+    if (!(CELL_TONES as readonly string[]).includes(cell.tone))
+      throw new Error(`unknown cell tone "${cell.tone}"`);
+    return ` class="tone-${cell.tone}"`;
+  }
+  return "";
 }
 
 /**
@@ -86,10 +104,7 @@ function renderBlock(block: Block): string {
       const head = block.columns.map((column) => `<th>${escapeHtml(column)}</th>`).join("");
       const body = block.rows
         .map((row) => {
-          const cells = row.map((cell) => {
-            const numeric = typeof cell === "number" ? ' class="num"' : "";
-            return `<td${numeric}>${escapeHtml(cellText(cell))}</td>`;
-          });
+          const cells = row.map((cell) => `<td${cellClass(cell)}>${escapeHtml(cellText(cell))}</td>`);
           return `<tr>${cells.join("")}</tr>`;
         })
         .join("\n");
@@ -112,6 +127,10 @@ caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom:
 figure { margin: 1rem 0; } figcaption { color: #555; font-size: 0.9rem; }
 pre { background: #f7f7f7; padding: 0.6rem; overflow-x: auto; white-space: pre-wrap; word-break: break-word; }
 details { margin: 0.5rem 0; } summary { cursor: pointer; }
+td.tone-good { background: #d9f2dc; color: #145a1e; font-weight: 600; }
+td.tone-bad { background: #f9dada; color: #7a1414; font-weight: 600; }
+td.tone-unsure { background: #fdf0c8; color: #6b4e00; font-weight: 600; }
+td.tone-none { background: #eee; color: #555; }
 `;
 
 /** The whole page as one HTML string (UTF-8, inline CSS, no scripts). */

@@ -14,6 +14,7 @@ import {
   type ExperimentReport,
   exampleBlocks,
   figureCaption,
+  finishVerdicts,
   fixed,
   PASS1_COMPARISONS,
   type ReportContext,
@@ -56,7 +57,7 @@ export async function baseExperiment(context: ReportContext): Promise<Experiment
     {
       experiment: "base",
       claim: "RL from the stronger base ends higher than RL from the weaker base",
-      status: positiveStatus(strongVsWeak),
+      status: positiveStatus(strongVsWeak, context.margin),
       difference: strongVsWeak,
       evidence: `${formatDifference(strongVsWeak, "pass@1 RL(strong) − RL(weak)")}; RL steps without any group with signal: strong ${rows[0].skipped.noSignal.length}, weak ${rows[1].skipped.noSignal.length} of ${config.rl.steps}`,
     },
@@ -72,6 +73,7 @@ export async function baseExperiment(context: ReportContext): Promise<Experiment
         .join("; "),
     },
   ];
+  finishVerdicts(v, context.margin);
   const json = { rows, strongVsWeak };
   const scatter = await barChart({
     title: `start pass@${n} vs RL's pass@1`,

@@ -15,6 +15,7 @@ import {
   type ExperimentReport,
   exampleBlocks,
   figureCaption,
+  finishVerdicts,
   fixed,
   isWithheld,
   mainCurve,
@@ -40,14 +41,14 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
     {
       experiment: "boundary",
       claim: "RL raises pass@1 over its base",
-      status: positiveStatus(gain1),
+      status: positiveStatus(gain1, context.margin),
       difference: gain1,
       evidence: formatDifference(gain1, "pass@1 RL − base"),
     },
     {
       experiment: "boundary",
       claim: `RL's gain shrinks as k grows (the base catches up by k = ${n})`,
-      status: positiveStatus(shrink),
+      status: positiveStatus(shrink, context.margin),
       difference: shrink,
       evidence: `${formatDifference(shrink, `(gain at k=1) − (gain at k=${n})`)}; ${formatDifference(gainN, `pass@${n} RL − base`)}`,
     },
@@ -73,6 +74,7 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
       evidence: `at k = ${n}: solved by both ${solvable.both}, base only ${solvable.onlyA}, RL only ${solvable.onlyB} (${(100 * outside).toFixed(0)}% of RL's), neither ${solvable.neither}; with few samples per task a base-solvable task can look unsolved`,
     });
   }
+  finishVerdicts(v, context.margin);
   const json = {
     passAt1: { base: curveAt(mainCurve(base), 1), rl: curveAt(mainCurve(rl), 1) },
     passAtN: { k: n, base: curveAt(mainCurve(base), n), rl: curveAt(mainCurve(rl), n) },

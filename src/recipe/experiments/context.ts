@@ -9,8 +9,8 @@
  */
 import type { PassAtKCurve } from "../../eval/passk.ts";
 import type { TaskCount } from "../../eval/task-counts.ts";
-import { type Block, formatNumber, type Section } from "../../report/html.ts";
-import { type PairedDifference, pairedDifference, type Verdict } from "../analysis.ts";
+import { type Block, type Cell, formatNumber, type Section } from "../../report/html.ts";
+import { marginNote, type PairedDifference, pairedDifference, powerNote, type Verdict } from "../analysis.ts";
 import type { RecipeConfig } from "../config.ts";
 import type { ExampleTrajectory } from "../examples.ts";
 import { WITHHELD_TEMPLATE } from "../pipeline.ts";
@@ -27,6 +27,8 @@ export interface ReportContext {
   /** Samples per task of the main-line evaluations. */
   n: number;
   seed: number;
+  /** The smallest difference a claim is about (config.margin): an interval below it calls the claim against. */
+  margin: number;
   pass1: (comparison: Pass1Comparison) => PairedDifference | null;
   /** Example trajectories of an RL stage's rollouts. */
   examplesOf: (stage: string) => ExampleTrajectory[];
@@ -48,12 +50,36 @@ export function fixed(value: number | null | undefined, digits = 3): string {
   return value === null || value === undefined || Number.isNaN(value) ? "n/a" : value.toFixed(digits);
 }
 
+/** A verdict's status as a coloured cell (green reproduced, red not reproduced, amber inconclusive). */
+export function statusCell(status: Verdict["status"]): Cell {
+  const tone = {
+    reproduced: "good",
+    "not reproduced": "bad",
+    inconclusive: "unsure",
+    "not measured": "none",
+  } as const;
+  return { text: status.toUpperCase(), tone: tone[status] };
+}
+
+/**
+ * Completes each verdict's evidence with what its status rests on: the margin clause of a claim
+ * called against the seed by its margin, and for an inconclusive one its interval's half-width and
+ * roughly how many tasks would call it.
+ */
+export function finishVerdicts(verdicts: Verdict[], margin: number): void {
+  for (const verdict of verdicts) {
+    if (!verdict.difference) continue;
+    if (verdict.status === "not reproduced") verdict.evidence += marginNote(verdict.difference, margin);
+    if (verdict.status === "inconclusive") verdict.evidence += powerNote(verdict.difference, margin);
+  }
+}
+
 export function verdictBlock(verdicts: readonly Verdict[]): Block {
   return {
     type: "table",
     caption: "Verdicts (computed from the numbers above)",
     columns: ["claim", "status", "evidence"],
-    rows: verdicts.map((v) => [v.claim, v.status.toUpperCase(), v.evidence]),
+    rows: verdicts.map((v) => [v.claim, statusCell(v.status), v.evidence]),
   };
 }
 

@@ -17,6 +17,7 @@ import {
   type ExperimentReport,
   exampleBlocks,
   figureCaption,
+  finishVerdicts,
   fixed,
   type ReportContext,
   verdictBlock,
@@ -66,7 +67,7 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
     v.push({
       experiment: "credit",
       claim: `turn-level credit (${run.estimator}) learns ${credit.family} better than outcome-only GRPO`,
-      status: positiveStatus(difference),
+      status: positiveStatus(difference, context.margin),
       difference: difference,
       evidence: `final held-out pass@1 ${run.estimator} ${fixed(last(run.rl).passAt1)} vs grpo ${fixed(last(grpo.rl).passAt1)} (${formatDifference(difference, "Δ")}, tasks as units)`,
     });
@@ -84,10 +85,11 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
   v.push({
     experiment: "credit",
     claim: "longer chains leave more RL groups without signal (all rollouts agree)",
-    status: positiveStatus(signalShift),
+    status: positiveStatus(signalShift, context.margin),
     difference: signalShift,
     evidence: `zero-variance task fraction of the strong base by hops: ${hops.map((row) => `${row.hops}: ${fixed(row.zeroVariance, 2)}`).join(", ")} (${formatDifference(signalShift, `${longest?.hops} hops − ${shortest?.hops} hops`)}); per-task return variance p(1−p): ${hops.map((row) => `${row.hops}: ${fixed(row.returnVariance)}`).join(", ")}`,
   });
+  finishVerdicts(v, context.margin);
   const json = {
     family: credit.family,
     runs: runs.map(({ estimator, rl }) => ({

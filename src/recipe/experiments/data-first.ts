@@ -9,6 +9,7 @@ import {
   type ExperimentReport,
   exampleBlocks,
   figureCaption,
+  finishVerdicts,
   fixed,
   isWithheld,
   mainCurve,
@@ -43,11 +44,12 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
     {
       experiment: "data-first",
       claim: "SFT-real then RL beats SFT-stitched then RL (pass@1 under tool noise)",
-      status: positiveStatus(afterRl),
+      status: positiveStatus(afterRl, context.margin),
       difference: afterRl,
       evidence: `${formatDifference(afterRl, "pass@1 (real+RL) − (stitched+RL)")}; before RL: ${formatDifference(afterSft, "real − stitched")}`,
     },
   ];
+  finishVerdicts(v, context.margin);
   const json = {
     datasets: { real: dataReal, stitched: dataStitched },
     sft: { real, stitched },

@@ -8,6 +8,7 @@ import {
   type ExperimentReport,
   exampleBlocks,
   figureCaption,
+  finishVerdicts,
   fixed,
   type ReportContext,
   verdictBlock,
@@ -40,18 +41,19 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
     {
       experiment: "noise",
       claim: `tool noise costs accuracy (base: noise ${low} vs ${high})`,
-      status: positiveStatus(baseDrop),
+      status: positiveStatus(baseDrop, context.margin),
       difference: baseDrop,
       evidence: formatDifference(baseDrop, `pass@1 at ${low} − at ${high}`),
     },
     {
       experiment: "noise",
       claim: `noise-aware turn rewards beat naive ones under noise ${high}`,
-      status: positiveStatus(awareVsNaive),
+      status: positiveStatus(awareVsNaive, context.margin),
       difference: awareVsNaive,
       evidence: `${formatDifference(awareVsNaive, "pass@1 aware − naive")}; retries after a tool error: aware ${fixed(at("aware", high).retry)}, naive ${fixed(at("naive", high).retry)}, base ${fixed(at("base", high).retry)}`,
     },
   ];
+  finishVerdicts(v, context.margin);
   const json = {
     trainRate: noise.trainRate,
     rows: table.map(({ counts: _counts, ...row }) => row),
