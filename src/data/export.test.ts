@@ -105,7 +105,9 @@ sys.path.insert(0, ${JSON.stringify(dirname(fileURLToPath(SFT_DATASET_TEMPLATE))
 from agentrl_sft_dataset import decode_messages, decode_tools
 rows = json.load(open(${JSON.stringify(input)}))
 print(json.dumps([{"messages": decode_messages(r["messages"]), "tools": decode_tools(r["tools"])} for r in rows]))`;
-  const { stdout } = await promisify(execFile)("python3", ["-c", script]);
+  const { stdout } = await promisify(execFile)("python3", ["-c", script], {
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+  });
   const decoded = JSON.parse(stdout) as {
     messages: { role: string; tool_calls?: { function: { name: string; arguments: unknown } }[] }[];
     tools: { function: { name: string; parameters: { properties: Record<string, unknown> } } }[];

@@ -167,6 +167,7 @@ print(json.dumps({
     const { stdout } = await run("python3", ["-c", script], {
       env: {
         ...process.env,
+        PYTHONDONTWRITEBYTECODE: "1",
         AGENTRL_MCP_URL: mcp.url,
         AGENTRL_VERIFY_SERVER: verify.url,
         AGENTRL_VERIFY_TOKEN: "s3cret",
