@@ -216,8 +216,8 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
         "agentrl_mcp_tools.yaml",
         [
           "# verl 0.7.x tool config (actor_rollout_ref.rollout.multi_turn.tool_config_path): agentrl's tools over MCP.",
-          "# One server in the config, so tool names stay unprefixed. For a token, replace",
-          '# "transport": "http" in agentrl_mcp_servers.json by "headers": {"Authorization": "Bearer <token>"}',
+          "# One server in the config, so tool names stay unprefixed. For a token, add",
+          '# "headers": {"Authorization": "Bearer <token>"} beside "transport": "http" in agentrl_mcp_servers.json',
           "# (not auth_token: verl forces legacy SSE for that key, which agentrl mcp serve does not speak).",
           "tools:",
           "  - class_name: verl.tools.mcp_base_tool.MCPBaseTool",
