@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { register as registerVerl } from "../cli/commands/verl.ts";
 import { runCli } from "../cli/testing.ts";
+import { rolloutTasks } from "../env/task-set.ts";
 import { evaluate } from "../eval/run-eval.ts";
 import { serveHttp } from "../mcp/index.ts";
 import { DEFAULT_SYSTEM_PROMPT } from "../policy/openai/messages.ts";
@@ -23,6 +24,7 @@ import { toolSpec, worldTools } from "../tools/index.ts";
 import type { Task } from "../types/task.ts";
 import { serveVerify } from "../verify/serve.ts";
 import { generateWorld } from "../world/index.ts";
+import { parseEpisodeRequest } from "./agent-server-request.ts";
 import { importVerlDumps, taskMatcher } from "./import.ts";
 import { verlInit } from "./init.ts";
 
@@ -361,4 +363,47 @@ test("verl init CLI: a task file needs --verifier; bad choices name the valid on
     readFileSync(join(root, "c3", "start_agentrl.sh"), "utf8"),
     /agent-server --port 8300 --verifier em /,
   );
+});
+
+test("agent mode: rows read back by DuckDB become agent-server requests the server accepts, with the task intact", async () => {
+  const out = join(root, "job-world");
+  const val = rolloutTasks({ split: "test", count: 10, seed: 2 });
+  verlInit({
+    train: rolloutTasks({ split: "train", count: 10, seed: 2 }),
+    val,
+    verifier: "world",
+    tasksSource: "world",
+    model: "m",
+    out,
+    verlVersion: "0.7",
+    mode: "agent",
+  });
+  const rows = await duck(`SELECT * FROM read_parquet('${join(out, "data", "val.parquet")}')`);
+  // DuckDB's JSON gives BIGINT as a string; pandas gives verl an int.
+  for (const row of rows) {
+    const extra = row.extra_info as { index: string | number };
+    extra.index = Number(extra.index);
+  }
+  const input = join(root, "world-rows.json");
+  writeFileSync(input, JSON.stringify(rows));
+  // The job's own copy of the agent loop, over the agent-server helper's stub of verl's interface.
+  const script = `
+import json, sys, types
+sys.path[:0] = [${JSON.stringify(join(import.meta.dirname, "testdata", "verl-stub"))}, ${JSON.stringify(out)}]
+from agentrl_agent_loop import AgentrlAgentLoop
+loop = types.SimpleNamespace(rollout_model=None, response_length=512)
+rows = json.load(open(${JSON.stringify(input)}))
+kwargs = lambda r: {"raw_prompt": r["prompt"], "extra_info": r["extra_info"], "reward_model": r["reward_model"], "agent_name": r["agent_name"]}
+print(json.dumps([AgentrlAgentLoop._request_body(loop, {"temperature": 1.0, "top_p": 1.0, "logprobs": True}, kwargs(r), "http://127.0.0.1:9/v1") for r in rows]))`;
+  const { stdout } = await run("python3", ["-c", script], {
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+  });
+  const bodies = JSON.parse(stdout) as unknown[];
+  assert.equal(bodies.length, val.length);
+  bodies.forEach((body, i) => {
+    const request = parseEpisodeRequest(body);
+    assert.deepEqual(request.task, val[i]);
+    assert.equal(request.ground_truth, val[i].answer);
+    assert.equal(request.index, i);
+  });
 });
