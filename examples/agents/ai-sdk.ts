@@ -8,7 +8,8 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, stepCountIs, tool } from "ai";
 import { z } from "zod";
-import { agentWorldTools } from "../../src/agents/world-tools.ts";
+// Outside this repository: import { worldTools } from "agentrl";
+import { worldTools } from "../../src/agents/public.ts";
 
 interface Task {
   id: string;
@@ -20,7 +21,7 @@ export default async function agent(
   task: Task,
   { baseURL, apiKey, model, signal }: { baseURL: string; apiKey: string; model: string; signal: AbortSignal },
 ): Promise<string> {
-  const world = agentWorldTools(task);
+  const world = worldTools(task);
   const provider = createOpenAICompatible({ name: "agentrl", baseURL, apiKey });
   const { text } = await generateText({
     model: provider(model),

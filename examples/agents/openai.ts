@@ -6,7 +6,8 @@
  *   npx agentrl eval --agent examples/agents/openai.ts --policy models/base-strong --tasks 20 --n 4
  */
 import OpenAI from "openai";
-import { agentWorldTools } from "../../src/agents/world-tools.ts";
+// Outside this repository: import { worldTools } from "agentrl";
+import { worldTools } from "../../src/agents/public.ts";
 
 interface Task {
   id: string;
@@ -19,7 +20,7 @@ export default async function agent(
   { baseURL, apiKey, model, signal }: { baseURL: string; apiKey: string; model: string; signal: AbortSignal },
 ): Promise<string | null> {
   const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
-  const tools = agentWorldTools(task);
+  const tools = worldTools(task);
   const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: task.question }];
   for (let step = 0; step < 8; step++) {
     const completion = await client.chat.completions.create(
