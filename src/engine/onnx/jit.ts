@@ -50,6 +50,8 @@ export interface OnnxProgramInfo {
   signature: string;
   kind: "onnx" | "fallback";
   nodes?: number;
+  /** Whether ORT loaded the program's optimised graph from the cache (runtime.ts). */
+  cached?: boolean;
   reason?: string;
 }
 
@@ -71,6 +73,7 @@ export function buildProgram(
   signature: string,
   options: OnnxJitOptions = {},
 ): Compiled {
+  const started = performance.now();
   const trace = jax.makeJaxpr(f as never) as unknown as (...inputs: unknown[]) => unknown;
   const traced = trace(...abstract) as {
     jaxpr: { jaxpr: { flatten(): unknown }; consts: JaxArray[]; dispose(): void };
@@ -89,9 +92,15 @@ export function buildProgram(
     if (converted.inputs.length !== leafCount)
       throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leafCount} leaves`);
     const model = encodeModel(converted.graph, options.name);
+    const convertedAt = performance.now();
     let program: OrtProgram;
     try {
       program = new OrtProgram(model, converted.inputs, converted.outputs, options);
+      if (process.env.AGENTRL_ONNX_LOG)
+        process.stderr.write(
+          `onnx: ${options.name ?? "program"} ${signature.slice(0, 60)}: ${converted.graph.nodes.length} nodes, ` +
+            `traced+converted ${(convertedAt - started).toFixed(0)} ms, session ${(performance.now() - convertedAt).toFixed(0)} ms${program.fromCache ? " (cached)" : ""}\n`,
+        );
     } catch (error) {
       // ONNX Runtime refused the graph (a kernel missing for a type, say): jax-js runs it.
       throw new UnsupportedPrimitiveError("session", error instanceof Error ? error.message : String(error));
@@ -177,7 +186,7 @@ export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {
       const own = [...compiled.entries()].filter(([signature]) => signature.startsWith(prefix));
       return own.map(([signature, entry]) =>
         entry.kind === "onnx"
-          ? { signature, kind: "onnx", nodes: entry.nodes }
+          ? { signature, kind: "onnx", nodes: entry.nodes, cached: entry.program.fromCache }
           : { signature, kind: "fallback", reason: entry.reason },
       );
     },

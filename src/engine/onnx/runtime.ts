@@ -4,7 +4,10 @@
  * call in a promise; the engine's programs are called from synchronous jax-js-style code).
  * Inputs are passed zero-copy (ORT wraps the typed arrays' memory); outputs are new arrays.
  */
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
 import type { OnnxDType } from "./proto.ts";
 
 const require = createRequire(import.meta.url);
@@ -69,6 +72,57 @@ export function defaultThreads(): number {
   return n;
 }
 
+/**
+ * The folder of optimised models (ORT's `optimizedModelFilePath`): AGENTRL_ORT_CACHE, else
+ * `.agentrl/cache/ort` under the working directory; "off" (or "0") turns the cache off. Building
+ * a session spends most of its time in ORT's graph optimisers (a train step: about a second and a
+ * half); the recipe's stages are separate processes that build the same programs, so each
+ * optimised graph is built once and loaded, already optimised, everywhere else.
+ */
+export function ortCacheDir(): string | null {
+  const raw = process.env.AGENTRL_ORT_CACHE;
+  if (raw === "off" || raw === "0") return null;
+  return resolve(raw || join(".agentrl", "cache", "ort"));
+}
+
+/** Cached models kept; past it the least recently used are removed down to 3/4 of it. */
+const CACHE_FILES = 600;
+
+let ortVersion: string | null = null;
+
+/** The cache file of a model: a hash of its bytes and of everything that shapes the optimised graph. */
+function cachePath(dir: string, model: Uint8Array, level: string): string {
+  ortVersion ??= (require("onnxruntime-node/package.json") as { version: string }).version;
+  const hash = createHash("sha256")
+    .update(`${ortVersion} ${process.arch} ${level}\n`)
+    .update(model)
+    .digest("hex")
+    .slice(0, 40);
+  return join(dir, `${hash}.onnx`);
+}
+
+/** Removes the least recently used cache files past CACHE_FILES (best effort: other processes share it). */
+function pruneCache(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.endsWith(".onnx"));
+  } catch {
+    return;
+  }
+  if (names.length <= CACHE_FILES) return;
+  const aged = names
+    .map((name) => {
+      try {
+        return { name, used: statSync(join(dir, name)).mtimeMs };
+      } catch {
+        return { name, used: 0 };
+      }
+    })
+    .sort((a, b) => a.used - b.used);
+  for (const { name } of aged.slice(0, names.length - Math.floor((CACHE_FILES * 3) / 4)))
+    rmSync(join(dir, name), { force: true });
+}
+
 export interface IoSpec {
   name: string;
   dtype: OnnxDType;
@@ -81,25 +135,74 @@ export class OrtProgram {
   readonly #inputs: IoSpec[];
   readonly #outputs: IoSpec[];
   readonly #fetches: Record<string, null>;
+  /** Whether the session was loaded from the cache's optimised model. */
+  fromCache = false;
 
   constructor(model: Uint8Array, inputs: IoSpec[], outputs: IoSpec[], options: RuntimeOptions = {}) {
     const { binding } = ort();
     const profilePrefix = options.profilePrefix ?? (process.env.AGENTRL_ORT_PROFILE || undefined);
-    this.#session = new binding.InferenceSession();
-    this.#session.loadModel(model.buffer, model.byteOffset, model.byteLength, {
+    const level = options.optimization ?? "all";
+    const sessionOptions = {
       executionProviders: [{ name: "cpu" }],
       intraOpNumThreads: options.threads ?? defaultThreads(),
       interOpNumThreads: 1,
       executionMode: "sequential",
-      graphOptimizationLevel: options.optimization ?? "all",
+      graphOptimizationLevel: level,
       enableProfiling: profilePrefix !== undefined,
       profileFilePrefix: profilePrefix,
       logSeverityLevel: 3,
       extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
-    });
+    };
+    const load = (bytes: Uint8Array, extra: object = {}) => {
+      const session = new binding.InferenceSession();
+      session.loadModel(bytes.buffer, bytes.byteOffset, bytes.byteLength, { ...sessionOptions, ...extra });
+      return session;
+    };
+    const dir = level === "disabled" || profilePrefix !== undefined ? null : ortCacheDir();
+    if (dir === null) this.#session = load(model);
+    else [this.#session, this.fromCache] = OrtProgram.#loadCached(dir, model, level, load);
     this.#inputs = inputs;
     this.#outputs = outputs;
     this.#fetches = Object.fromEntries(outputs.map((o) => [o.name, null]));
+  }
+
+  /**
+   * A session from the cache's optimised model when there is one (optimisers off: the graph is
+   * already optimised); otherwise a fresh session that writes its optimised model into the cache
+   * (a temporary name renamed into place, so concurrent processes never read half a file). A
+   * cached file ORT cannot load is removed and the model built afresh.
+   */
+  static #loadCached(
+    dir: string,
+    model: Uint8Array,
+    level: string,
+    load: (bytes: Uint8Array, extra?: object) => NativeSession,
+  ): [NativeSession, boolean] {
+    const path = cachePath(dir, model, level);
+    let cached: Uint8Array | null = null;
+    try {
+      cached = readFileSync(path);
+    } catch {}
+    if (cached) {
+      try {
+        const session = load(cached, { graphOptimizationLevel: "disabled" });
+        const now = new Date();
+        utimesSync(path, now, now);
+        return [session, true];
+      } catch {
+        rmSync(path, { force: true });
+      }
+    }
+    mkdirSync(dir, { recursive: true });
+    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    const session = load(model, { optimizedModelFilePath: temporary });
+    try {
+      renameSync(temporary, path);
+      pruneCache(dir);
+    } catch {
+      rmSync(temporary, { force: true });
+    }
+    return [session, false];
   }
 
   /** Runs the program on host arrays (one per input, in order); returns one array per output. */
