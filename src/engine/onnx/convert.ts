@@ -7,6 +7,7 @@
  */
 import type { Jaxpr } from "../jax.ts";
 import { lowerDot } from "./dot.ts";
+import { type FusionCounts, fuseGraph, type TensorInfo } from "./fuse.ts";
 import { GraphBuilder } from "./graph.ts";
 import { elementType, type OnnxDType, type OnnxGraph, type OnnxTensor } from "./proto.ts";
 import {
@@ -51,6 +52,8 @@ export interface ConstInput {
 
 export interface ConvertedProgram {
   graph: OnnxGraph;
+  /** Patterns replaced by fused operators (fuse.ts), by operator. */
+  fused: FusionCounts;
   inputs: { name: string; dtype: OnnxDType; shape: number[] }[];
   outputs: { name: string; dtype: OnnxDType; shape: number[] }[];
 }
@@ -76,10 +79,28 @@ const REDUCE: Record<string, string> = {
   Mul: "ReduceProd",
 };
 
+/**
+ * Whether converted graphs get fused operators (fuse.ts): yes unless AGENTRL_ONNX_FUSE is "0" or
+ * "off" (to measure what fusion buys, or to rule it out).
+ */
+function fusionEnabled(): boolean {
+  const raw = process.env.AGENTRL_ONNX_FUSE;
+  return raw !== "0" && raw !== "off";
+}
+
 /** Converts a (flattened) jaxpr whose first `consts.length` inputs are the given constants. */
-export function convertJaxpr(jaxpr: Jaxpr, consts: ConstInput[]): ConvertedProgram {
+export function convertJaxpr(
+  jaxpr: Jaxpr,
+  consts: ConstInput[],
+  options: { fuse?: boolean } = {},
+): ConvertedProgram {
   const g = new GraphBuilder();
   const values = new Map<unknown, Value>();
+  // Shapes and dtypes of the tensors the program's values live in, for the fusion checks.
+  const info = new Map<string, TensorInfo>();
+  const record = (value: Value) => {
+    if (!info.has(value.src)) info.set(value.src, { shape: value.srcShape, dtype: value.dtype });
+  };
   const inputs: ConvertedProgram["inputs"] = [];
   jaxpr.inBinders.forEach((binder, index) => {
     const shape = [...binder.aval.shape];
@@ -95,6 +116,7 @@ export function convertJaxpr(jaxpr: Jaxpr, consts: ConstInput[]): ConvertedProgr
       g.inputs.push({ name, dtype, shape });
       values.set(binder, tensorValue(name, shape, dtype));
     }
+    record(values.get(binder)!);
   });
   const read = (atom: Atom): Value => {
     if ("value" in atom && !values.has(atom)) {
@@ -111,6 +133,7 @@ export function convertJaxpr(jaxpr: Jaxpr, consts: ConstInput[]): ConvertedProgr
     const out = lowerEqn(g, eqn, eqn.inputs.map(read));
     eqn.outBinders.forEach((binder, i) => {
       values.set(binder, out[i]);
+      record(out[i]);
     });
   }
   const outputs: ConvertedProgram["outputs"] = [];
@@ -124,7 +147,9 @@ export function convertJaxpr(jaxpr: Jaxpr, consts: ConstInput[]): ConvertedProgr
     outputs.push({ name, dtype: value.dtype, shape: value.shape });
     g.outputs.push({ name, dtype: value.dtype, shape: value.shape });
   }
-  return { graph: g.graph(), inputs, outputs };
+  if (!(options.fuse ?? fusionEnabled())) return { graph: g.graph(), fused: {}, inputs, outputs };
+  const { graph, counts } = fuseGraph(g.graph(), info);
+  return { graph, fused: counts, inputs, outputs };
 }
 
 function lowerEqn(g: GraphBuilder, eqn: Eqn, args: Value[]): Value[] {

@@ -9,15 +9,28 @@
  * Arrays this wrapper returns keep their host copy (the session's output), so feeding them back
  * (parameters and optimizer state, step after step) skips the read from jax-js's heap.
  */
+
+import { createHash } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { type JaxArray, jax, np } from "../jax.ts";
 import { type ConstInput, convertJaxpr, onnxDType, UnsupportedPrimitiveError } from "./convert.ts";
+import type { FusionCounts } from "./fuse.ts";
 import { rememberHostCopy, takeHostData } from "./host-copies.ts";
+import type { OnnxGraph } from "./proto.ts";
 import { encodeModel } from "./proto.ts";
 import { type IoSpec, OrtProgram, type RuntimeOptions } from "./runtime.ts";
 
 type AnyFunction = (...args: never[]) => unknown;
 export type Compiled =
-  | { kind: "onnx"; program: OrtProgram; outputs: IoSpec[]; outTree: unknown; nodes: number }
+  | {
+      kind: "onnx";
+      program: OrtProgram;
+      outputs: IoSpec[];
+      outTree: unknown;
+      nodes: number;
+      fused: FusionCounts;
+    }
   | { kind: "fallback"; reason: string };
 
 /** An abstract input for tracing: shape and dtype, no data. */
@@ -52,6 +65,8 @@ export interface OnnxProgramInfo {
   nodes?: number;
   /** Whether ORT loaded the program's optimised graph from the cache (runtime.ts). */
   cached?: boolean;
+  /** Patterns the converter replaced by fused operators (fuse.ts). */
+  fused?: FusionCounts;
   reason?: string;
 }
 
@@ -92,13 +107,16 @@ export function buildProgram(
     if (converted.inputs.length !== leafCount)
       throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leafCount} leaves`);
     const model = encodeModel(converted.graph, options.name);
+    if (process.env.AGENTRL_ONNX_DUMP)
+      dumpModel(process.env.AGENTRL_ONNX_DUMP, options.name, model, converted.graph);
     const convertedAt = performance.now();
     let program: OrtProgram;
     try {
       program = new OrtProgram(model, converted.inputs, converted.outputs, options);
       if (process.env.AGENTRL_ONNX_LOG)
         process.stderr.write(
-          `onnx: ${options.name ?? "program"} ${signature.slice(0, 60)}: ${converted.graph.nodes.length} nodes, ` +
+          `onnx: ${options.name ?? "program"} ${signature.slice(0, 60)}: ${converted.graph.nodes.length} nodes` +
+            `${Object.keys(converted.fused).length ? ` (fused ${JSON.stringify(converted.fused)})` : ""}, ` +
             `traced+converted ${(convertedAt - started).toFixed(0)} ms, session ${(performance.now() - convertedAt).toFixed(0)} ms${program.fromCache ? " (cached)" : ""}\n`,
         );
     } catch (error) {
@@ -111,6 +129,7 @@ export function buildProgram(
       outputs: converted.outputs,
       outTree: traced.treedef,
       nodes: converted.graph.nodes.length,
+      fused: converted.fused,
     };
   } catch (error) {
     if (!(error instanceof UnsupportedPrimitiveError)) throw error;
@@ -119,6 +138,27 @@ export function buildProgram(
   } finally {
     traced.jaxpr.dispose();
   }
+}
+
+/**
+ * AGENTRL_ONNX_DUMP=<folder>: each converted program is written there as `<name>-<hash>.onnx` (for
+ * Netron or onnx tools) with a one-line-per-node listing beside it (`.txt`).
+ */
+function dumpModel(dir: string, name: string | undefined, model: Uint8Array, graph: OnnxGraph): void {
+  const base = join(
+    dir,
+    `${name ?? "program"}-${createHash("sha256").update(model).digest("hex").slice(0, 12)}`,
+  );
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${base}.onnx`, model);
+  const lines = graph.nodes.map(
+    (node) =>
+      `${node.outputs.join(",")} = ${node.domain ? `${node.domain}.` : ""}${node.op}(${node.inputs.join(", ")})` +
+      (node.attributes
+        ? ` ${JSON.stringify(node.attributes, (_, v) => (typeof v === "bigint" ? Number(v) : v))}`
+        : ""),
+  );
+  writeFileSync(`${base}.txt`, `${lines.join("\n")}\n`);
 }
 
 const shared = new Map<string, Compiled>();
@@ -186,7 +226,13 @@ export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {
       const own = [...compiled.entries()].filter(([signature]) => signature.startsWith(prefix));
       return own.map(([signature, entry]) =>
         entry.kind === "onnx"
-          ? { signature, kind: "onnx", nodes: entry.nodes, cached: entry.program.fromCache }
+          ? {
+              signature,
+              kind: "onnx",
+              nodes: entry.nodes,
+              cached: entry.program.fromCache,
+              fused: entry.fused,
+            }
           : { signature, kind: "fallback", reason: entry.reason },
       );
     },

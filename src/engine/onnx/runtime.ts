@@ -123,6 +123,17 @@ function pruneCache(dir: string): void {
     rmSync(join(dir, name), { force: true });
 }
 
+const LEVELS = ["disabled", "basic", "extended", "all"] as const;
+
+/** ORT's graph optimisation level: AGENTRL_ORT_OPT when set (for measurements), else "all". */
+function defaultOptimization(): (typeof LEVELS)[number] {
+  const raw = process.env.AGENTRL_ORT_OPT;
+  if (raw === undefined || raw === "") return "all";
+  if (!(LEVELS as readonly string[]).includes(raw))
+    throw new Error(`AGENTRL_ORT_OPT must be one of ${LEVELS.join(", ")}, got "${raw}"`);
+  return raw as (typeof LEVELS)[number];
+}
+
 export interface IoSpec {
   name: string;
   dtype: OnnxDType;
@@ -141,7 +152,7 @@ export class OrtProgram {
   constructor(model: Uint8Array, inputs: IoSpec[], outputs: IoSpec[], options: RuntimeOptions = {}) {
     const { binding } = ort();
     const profilePrefix = options.profilePrefix ?? (process.env.AGENTRL_ORT_PROFILE || undefined);
-    const level = options.optimization ?? "all";
+    const level = options.optimization ?? defaultOptimization();
     const sessionOptions = {
       executionProviders: [{ name: "cpu" }],
       intraOpNumThreads: options.threads ?? defaultThreads(),

@@ -1,0 +1,108 @@
+/**
+ * Fused operators (fuse.ts): each pattern the model writes is replaced by its operator and gives
+ * jax-js's values; a pattern whose intermediates are used elsewhere (a gradient), whose constants
+ * make it something else, or whose dtype the operator lacks is left as it is and stays correct.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { gelu as modelGelu, layerNorm as modelLayerNorm } from "../../policy/embedded/model.ts";
+import { type JaxArray, jax, nn, np } from "../jax.ts";
+import { onnxJit } from "./jit.ts";
+
+type Fn = (...args: JaxArray[]) => JaxArray[];
+
+function randomArray(shape: number[], seed: number, dtype = np.float32): JaxArray {
+  let state = seed;
+  const n = shape.reduce((a, b) => a * b, 1);
+  const data = Array.from({ length: n }, () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return (state / 2147483648) * 8 - 4;
+  });
+  return np.array(data, { shape, dtype });
+}
+
+/** Runs f on ONNX Runtime and jax-js; returns what was fused and the largest difference. */
+function run(f: Fn, inputs: () => JaxArray[]): { fused: Record<string, number>; worst: number } {
+  const reference = jax.jit(f as never) as unknown as Fn & { dispose(): void };
+  const converted = onnxJit(f);
+  const want = reference(...inputs()).map((a) => Array.from(a.dataSync() as Float32Array));
+  const got = converted(...inputs()).map((a) => Array.from(a.dataSync() as Float32Array));
+  reference.dispose();
+  const [info] = converted.programs();
+  converted.dispose();
+  assert.equal(info.kind, "onnx", info.reason);
+  let worst = 0;
+  want.forEach((values, o) =>
+    values.forEach((v, i) => {
+      worst = Math.max(worst, Math.abs(got[o][i] - v) / Math.max(1, Math.abs(v)));
+    }),
+  );
+  return { fused: info.fused ?? {}, worst };
+}
+
+const layerNorm = (x: JaxArray, scale: JaxArray, bias: JaxArray) => modelLayerNorm(x, { scale, bias });
+const lnInputs = () => [randomArray([3, 5, 16], 1), randomArray([16], 2), randomArray([16], 3)];
+
+test("LayerNorm, softmax, log-softmax and GELU become one operator each, with jax-js's values", () => {
+  const cases: [string, Fn, () => JaxArray[]][] = [
+    ["LayerNormalization", (x, s, b) => [layerNorm(x, s, b)], lnInputs],
+    ["Softmax", (z) => [nn.softmax(z, -1)], () => [randomArray([4, 6, 9], 4)]],
+    ["LogSoftmax", (z) => [nn.logSoftmax(z, -1)], () => [randomArray([4, 6, 9], 5)]],
+    ["FastGelu", (x) => [modelGelu(x)], () => [randomArray([4, 33], 6)]],
+  ];
+  for (const [op, f, inputs] of cases) {
+    const { fused, worst } = run(f, inputs);
+    assert.deepEqual(fused, { [op]: 1 }, op);
+    assert.ok(worst < 2e-5, `${op}: differs from jax-js by ${worst}`);
+  }
+});
+
+test("a pattern whose intermediates a gradient reads stays unfused and correct", () => {
+  const f: Fn = (x, s, b) => {
+    const [value, grad] = jax.valueAndGrad((xx: JaxArray) => layerNorm(xx, s.ref, b.ref).mul(x.ref).sum())(
+      x.ref,
+    );
+    s.dispose();
+    b.dispose();
+    x.dispose();
+    return [value, grad];
+  };
+  const { fused, worst } = run(f, lnInputs);
+  assert.equal(fused.LayerNormalization ?? 0, 0);
+  assert.ok(worst < 1e-4, `differs from jax-js by ${worst}`);
+});
+
+test("look-alikes are not fused: a mean over the wrong width, a sum over another axis, float64 GELU", () => {
+  // (x − Σx/8)·… over a last axis of 16: not a LayerNorm.
+  const notMean: Fn = (x, s, b) => {
+    const m = x.ref.sum(-1, { keepdims: true }).mul(1 / 8);
+    const c = x.sub(m);
+    const v = np
+      .square(c.ref)
+      .sum(-1, { keepdims: true })
+      .mul(1 / 8);
+    return [
+      c
+        .div(np.sqrt(v.add(1e-5)))
+        .mul(s)
+        .add(b),
+    ];
+  };
+  const wrong = run(notMean, lnInputs);
+  assert.equal(wrong.fused.LayerNormalization ?? 0, 0);
+  assert.ok(wrong.worst < 2e-5);
+  // softmax over the first axis of three
+  const firstAxis = run(
+    (z) => [nn.softmax(z, 0)],
+    () => [randomArray([4, 6, 9], 7)],
+  );
+  assert.equal(firstAxis.fused.Softmax ?? 0, 0);
+  assert.ok(firstAxis.worst < 2e-5);
+  const float64 = run(
+    (x) => [modelGelu(x)],
+    () => [randomArray([4, 33], 8, np.float64)],
+  );
+  assert.equal(float64.fused.FastGelu ?? 0, 0);
+  // (jax-js's float64 exp is good to about 2e-8 relative)
+  assert.ok(float64.worst < 1e-6, `float64 GELU differs by ${float64.worst}`);
+});
