@@ -9,7 +9,7 @@
  *                                             (a call naming none is an episode of its own)
  *   GET  /v1/models, /episodes/<id>/v1/models the upstream's model
  *   POST /episodes/<id>/reward                {reward?, turnRewards?}: outcome and per-turn rewards
- *   POST /episodes/<id>/end                   {answer?, error?}: builds and records the trajectory
+ *   POST /episodes/<id>/end                   {answer?, error?, taskId?}: builds and records the trajectory
  *   GET  /health                              (no auth)
  *
  * Each call is forwarded with `model` set to the upstream's, a per-episode `seed` when the agent
@@ -281,11 +281,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const openEpisode = (id: string) => {
       if (registry.isEnded(id))
         throw new RequestError(409, `episode ${id} has ended; use a new episode id`, null, "episode_ended");
+      let episode: EpisodeLog;
       try {
-        return registry.open(id);
+        episode = registry.open(id);
       } catch (error) {
         throw new RequestError(400, (error as Error).message, null, "invalid_episode");
       }
+      // A client that names its task (as agentrl's OpenAI policy does) names the episode's task.
+      const named = req.headers[TASK_ID_HEADER];
+      if (episode.meta.taskId === undefined && typeof named === "string" && named.length <= 500)
+        episode.meta.taskId = named;
+      return episode;
     };
     if (rest === "/v1/models") {
       return sendJson(res, 200, {
@@ -323,7 +329,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         openEpisode(id).reward = parseReward(body);
         return sendJson(res, 200, { ok: true });
       }
-      openEpisode(id);
+      const ended = openEpisode(id);
+      // The task, when the episode's calls did not name it (a world task id lets the recorder score it).
+      const taskId = body?.taskId;
+      if (taskId !== undefined) {
+        if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > 500)
+          throw new RequestError(
+            400,
+            "taskId: expected a task id (a string of 1 to 500 characters)",
+            "taskId",
+          );
+        ended.meta.taskId = taskId;
+      }
       const answer = body?.answer;
       const built = finish(id, {
         finalAnswer: typeof answer === "string" ? answer : null,

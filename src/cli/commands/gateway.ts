@@ -3,13 +3,17 @@
  * process) or any OpenAI-compatible upstream. Agents point their base URL at
  * `<url>/episodes/<episode-id>/v1` (or send `x-agentrl-episode-id`), post rewards to
  * `/episodes/<id>/reward` and end episodes with `/episodes/<id>/end`. With `--store <dir>` every
- * call is kept in that run directory as it completes and every ended episode as a trajectory.
+ * call is kept in that run directory as it completes and every ended episode as a trajectory; an
+ * episode of a world task (its id in a call's `x-agentrl-task-id` header or the end's `taskId`) is checked
+ * against the world and, with `--reward <preset>`, scored like an in-process episode.
  */
 import { existsSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { Command } from "commander";
+import { scoreWorldEpisode } from "../../agents/score-episode.ts";
 import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
 import { startGateway } from "../../gateway/server.ts";
+import { REWARD_PRESETS, resolveRewardSpec } from "../../reward/index.ts";
 import {
   createRunDirectory,
   directoryRun,
@@ -44,8 +48,14 @@ export function register(program: Command): void {
     .option("--top-p <p>", "checkpoint upstream: top_p when a request omits it", "1")
     .option("--max-tokens <n>", "checkpoint upstream: max_tokens when a request omits it", "32")
     .option("--insecure", "allow binding a non-loopback address without a token")
+    .option(
+      "--reward <preset>",
+      `score episodes of world tasks with a reward preset (${Object.keys(REWARD_PRESETS).join(", ")}), as train rl does`,
+    )
     .action(async (options) => {
       const token: string | undefined = options.token ?? process.env.AGENTRL_GATEWAY_TOKEN ?? undefined;
+      const reward: string | undefined = options.reward;
+      if (reward !== undefined) resolveRewardSpec(reward);
       const upstream = await resolveUpstream(options.upstream, {
         temperature: parseNumber("--temperature", options.temperature, { min: 0, max: 2 }),
         topP: parseNumber("--top-p", options.topP, { min: 0, max: 1 }),
@@ -69,6 +79,7 @@ export function register(program: Command): void {
           recording = { store: created.store, run: created.run };
         }
       }
+      const storing = new Set<Promise<void>>();
       const gateway = await startGateway({
         upstream,
         host: options.host,
@@ -82,7 +93,20 @@ export function register(program: Command): void {
             call,
           ),
         onEpisode: ({ trajectory, prefixBreaks }) => {
-          recording?.store.addTrajectory(recording.run.id, trajectory, { key: trajectory.id });
+          // World tasks are checked and scored (tool results against the world's tools, the preset).
+          const stored = scoreWorldEpisode(trajectory, reward)
+            .then((scored) => {
+              if (reward !== undefined && !scored.task)
+                console.error(
+                  `episode ${trajectory.id}: task "${trajectory.taskId}" is not a world task: not scored`,
+                );
+              recording?.store.addTrajectory(recording.run.id, scored.trajectory, { key: trajectory.id });
+            })
+            .catch((error) =>
+              console.error(`episode ${trajectory.id}: not stored: ${(error as Error).message}`),
+            )
+            .finally(() => storing.delete(stored));
+          storing.add(stored);
           if (prefixBreaks > 0)
             console.error(
               `episode ${trajectory.id}: ${prefixBreaks} prefix break(s) (gateway/prefix_breaks)`,
@@ -98,7 +122,8 @@ export function register(program: Command): void {
         const stop = () => {
           process.off("SIGINT", stop);
           process.off("SIGTERM", stop);
-          void gateway.close().then(() => {
+          void gateway.close().then(async () => {
+            await Promise.all(storing);
             if (recording) {
               recording.store.addMetrics(recording.run.id, 0, {
                 "gateway/calls": gateway.stats.calls,
