@@ -20,6 +20,7 @@ export {
 export { loadAgent } from "./load-agent.ts";
 export { parseRlRunConfig, type RlRunConfig, type RunAgent, resumedRunAgent } from "./rl-run.ts";
 export { type AgentEpisode, type AgentEpisodeOptions, answerText, runAgentEpisode } from "./run-episode.ts";
+export { scoreWorldEpisode } from "./score-episode.ts";
 export { agentTask } from "./task-view.ts";
 export type { AgentContext, AgentFunction, AgentTask } from "./types.ts";
 export {
