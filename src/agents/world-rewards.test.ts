@@ -4,8 +4,11 @@
  * `turn-credit` (and its noise-aware form) exactly as an in-process episode of the same task does:
  * its search results are checked against the world's own tool, so they carry the documents found.
  * An agent whose tool output differs from the world's earns no evidence credit (nothing to check).
+ * A model turn that calls search and calc at once keeps both calls, each checked and credited.
  */
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import OpenAI from "openai";
 import openaiAgent from "../../examples/agents/openai.ts";
@@ -104,4 +107,77 @@ test("tool output the world's tool would not give earns no evidence credit", asy
   assert.ok(check.checked > 0 && check.matched === 0, JSON.stringify(check));
   const scored = withRewards(trajectory, tasks[0], "turn-credit");
   assert.equal(turnTotal(scored), 0);
+});
+
+test("a model turn with two tool calls: both are kept, checked and credited", async () => {
+  const [task] = resolveEvalTasks({ type: "world", split: "test", count: 1, seed: 2, family: "arithmetic" });
+  const search = task.gold!.find((step) => step.type === "search")!;
+  const calc = task.gold!.find((step) => step.type === "calc")!;
+  // A fake upstream whose first answer calls search and calc at once, then answers.
+  let served = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const message =
+        served++ === 0
+          ? {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                {
+                  id: "a",
+                  type: "function",
+                  function: { name: "search", arguments: JSON.stringify({ query: search.query }) },
+                },
+                {
+                  id: "b",
+                  type: "function",
+                  function: { name: "calc", arguments: JSON.stringify({ expression: calc.expression }) },
+                },
+              ],
+            }
+          : { role: "assistant", content: task.answer };
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: "c",
+          object: "chat.completion",
+          choices: [{ index: 0, message, finish_reason: "stop" }],
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const upstream = await resolveUpstream(
+    `openai:http://127.0.0.1:${(server.address() as AddressInfo).port}/v1#fake`,
+  );
+  const gateway = await startGateway({ upstream, policyId: "fake", log: () => {} });
+  try {
+    const { trajectory } = await runAgentEpisode({
+      gateway,
+      agent: openaiAgent as unknown as AgentFunction,
+      task,
+      key: "two",
+      seed: 1,
+      verify: checkAnswer,
+      apiKey: "none",
+      timeoutMs: 30_000,
+    });
+    assert.ok(trajectory.correct);
+    assert.deepEqual(
+      trajectory.turns.map((turn) =>
+        turn.action.type === "tool-call" ? turn.action.tool : turn.action.type,
+      ),
+      ["search", "calc", "answer"],
+    );
+    assert.deepEqual(trajectory.info?.worldTools, { checked: 2, matched: 2 });
+    assert.ok(trajectory.turns[0].toolResult?.refs?.includes(search.entity));
+    assert.equal(trajectory.turns[1].toolResult?.value, Number(calc.result));
+    const scored = withRewards(trajectory, task, "turn-credit");
+    assert.ok((scored.turns[0].rewards.evidence ?? 0) > 0, "evidence credit for the search");
+    assert.ok((scored.turns[1].rewards["calc-correct"] ?? 0) > 0, "calc credit for the calc");
+  } finally {
+    await gateway.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 });
