@@ -37,6 +37,7 @@ export {
   directoryRun,
   isRunDirectory,
   listRunDirectories,
+  openOrCreateRunDirectory,
   openRunDirectory,
   runStorePath,
   STORE_FILE,

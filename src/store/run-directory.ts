@@ -5,7 +5,7 @@
  * may share the folder's store as child runs (`parentId`).
  */
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { defaultRunId } from "./runs.ts";
 import { openStore, type Store, type StoreOptions } from "./store.ts";
 import type { CreateRunOptions, RunRecord } from "./types.ts";
@@ -71,6 +71,24 @@ export function createRunDirectory(
     store.close();
     throw error;
   }
+}
+
+/**
+ * A server's `--store <dir>`: the run of an existing run directory (the folder must hold a store),
+ * or a new one created at that path with `kind` and `config`.
+ */
+export function openOrCreateRunDirectory(
+  directory: string,
+  options: Pick<CreateRunOptions, "kind" | "config">,
+): { store: Store; run: RunRecord } {
+  if (existsSync(directory)) {
+    if (!isRunDirectory(directory))
+      throw new Error(`--store ${directory}: exists and is not a run directory`);
+    const store = openRunDirectory(directory);
+    return { store, run: directoryRun(store, directory) };
+  }
+  const created = createRunDirectory({ ...options, root: dirname(directory), id: basename(directory) });
+  return { store: created.store, run: created.run };
 }
 
 /**

@@ -7,21 +7,12 @@
  * episode of a world task (its id in a call's `x-agentrl-task-id` header or the end's `taskId`) is checked
  * against the world and, with `--reward <preset>`, scored like an in-process episode.
  */
-import { existsSync } from "node:fs";
-import { basename, dirname } from "node:path";
 import type { Command } from "commander";
 import { scoreWorldEpisode } from "../../agents/score-episode.ts";
 import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
 import { startGateway } from "../../gateway/server.ts";
 import { REWARD_PRESETS, resolveRewardSpec } from "../../reward/index.ts";
-import {
-  createRunDirectory,
-  directoryRun,
-  isRunDirectory,
-  openRunDirectory,
-  type RunRecord,
-  type Store,
-} from "../../store/index.ts";
+import { openOrCreateRunDirectory } from "../../store/index.ts";
 import { parseNumber } from "./options.ts";
 
 export function register(program: Command): void {
@@ -62,23 +53,12 @@ export function register(program: Command): void {
         maxTokens: parseNumber("--max-tokens", options.maxTokens, { integer: true, min: 1 }),
         tokenIds: options.tokenIds !== false,
       });
-      let recording: { store: Store; run: RunRecord } | null = null;
-      if (options.store) {
-        const dir: string = options.store;
-        if (existsSync(dir)) {
-          if (!isRunDirectory(dir)) throw new Error(`--store ${dir}: exists and is not a run directory`);
-          const store = openRunDirectory(dir);
-          recording = { store, run: directoryRun(store, dir) };
-        } else {
-          const created = createRunDirectory({
+      const recording = options.store
+        ? openOrCreateRunDirectory(options.store, {
             kind: "rollout",
-            root: dirname(dir),
-            id: basename(dir),
             config: { gateway: { upstream: options.upstream } },
-          });
-          recording = { store: created.store, run: created.run };
-        }
-      }
+          })
+        : null;
       const storing = new Set<Promise<void>>();
       const gateway = await startGateway({
         upstream,

@@ -11,7 +11,6 @@
  * `--store <dir>` every episode is kept as it ends (a run directory, created if missing).
  */
 import { existsSync, readFileSync } from "node:fs";
-import { basename, dirname } from "node:path";
 import type { Command } from "commander";
 import { loadAgent } from "../../agents/load-agent.ts";
 import { DEFAULT_BUDGETS, type EpisodeBudgets } from "../../env/run-episodes.ts";
@@ -20,14 +19,7 @@ import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
 import type { Upstream } from "../../gateway/upstream.ts";
 import { parseOpenAiSpec } from "../../policy/openai/spec.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward/spec.ts";
-import {
-  createRunDirectory,
-  directoryRun,
-  isRunDirectory,
-  openRunDirectory,
-  type RunRecord,
-  type Store,
-} from "../../store/index.ts";
+import { openOrCreateRunDirectory } from "../../store/index.ts";
 import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type Task, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
@@ -176,18 +168,9 @@ export function register(program: Command): void {
         });
       }
 
-      let recording: { store: Store; run: RunRecord } | null = null;
-      if (options.store) {
-        const dir: string = options.store;
-        if (existsSync(dir)) {
-          if (!isRunDirectory(dir)) throw new Error(`--store ${dir}: exists and is not a run directory`);
-          const store = openRunDirectory(dir);
-          recording = { store, run: directoryRun(store, dir) };
-        } else {
-          const created = createRunDirectory({
+      const recording = options.store
+        ? openOrCreateRunDirectory(options.store, {
             kind: "rollout",
-            root: dirname(dir),
-            id: basename(dir),
             config: {
               agentServer: {
                 reward,
@@ -197,10 +180,8 @@ export function register(program: Command): void {
                 agent: options.agent ?? null,
               },
             },
-          });
-          recording = { store: created.store, run: created.run };
-        }
-      }
+          })
+        : null;
 
       let done = 0;
       let lastReport = Date.now();
