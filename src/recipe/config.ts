@@ -66,6 +66,12 @@ const DataSchema = z
     withheldShare: rate,
     /** Tool failure rate while collecting real trajectories. */
     noise: rate,
+    /**
+     * Real trajectories of a model too: samples per task of the strong base's own rollouts in the
+     * noisy environment, kept only when correct (rejection sampling), added to the expert's; 0: the
+     * scripted expert alone.
+     */
+    modelSamples: z.number().int().min(0),
   })
   .strict();
 
@@ -117,10 +123,20 @@ const CreditSchema = z
     steps: count,
     tasksPerStep: count,
     groupSize: z.number().int().min(2),
+    /** Sampling temperature of the rollouts and the held-out tracking (long chains need < 1 for signal). */
+    temperature: z.number().positive().max(10),
+    /** Learning rate of every estimator's run. */
+    learningRate: z.number().positive().max(1),
     /** Held-out tracking every this many steps (and at the start and the end). */
     evalEvery: count,
     evalTasks: count,
     evalSamples: z.number().int().min(2),
+    /**
+     * The verdicts' evaluation: every run's final checkpoint (and the base) on the same test tasks
+     * of the family, `testN` samples each at the main evaluation's sampling, compared paired over tasks.
+     */
+    testTasks: count,
+    testN: z.number().int().min(1),
   })
   .strict();
 
@@ -199,8 +215,8 @@ const DEFAULT: RecipeConfig = {
   bases: { strong: "models/base-strong", weak: "models/base-weak" },
   eval: {
     tasks: 24,
-    withheldTasks: 6,
-    n: 8,
+    withheldTasks: 8,
+    n: 32,
     noise: 0.1,
     temperature: 0.6,
     topP: 0.95,
@@ -208,10 +224,10 @@ const DEFAULT: RecipeConfig = {
     batch: 64,
   },
   select: { tasks: 96, m: 4 },
-  data: { tasks: 800, withheldShare: 0.3, noise: 0.2 },
-  sft: { steps: 30, tokensPerStep: 4096, learningRate: 1e-3 },
+  data: { tasks: 800, withheldShare: 0.3, noise: 0.2, modelSamples: 1 },
+  sft: { steps: 60, tokensPerStep: 4096, learningRate: 3e-4 },
   rl: {
-    steps: 5,
+    steps: 8,
     tasksPerStep: 8,
     groupSize: 4,
     noise: 0.1,
@@ -223,12 +239,16 @@ const DEFAULT: RecipeConfig = {
     family: "chain",
     estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
     reward: "turn-credit",
-    steps: 5,
+    steps: 10,
     tasksPerStep: 6,
-    groupSize: 4,
-    evalEvery: 5,
-    evalTasks: 12,
+    groupSize: 6,
+    temperature: 0.6,
+    learningRate: 5e-5,
+    evalEvery: 10,
+    evalTasks: 8,
     evalSamples: 4,
+    testTasks: 40,
+    testN: 8,
   },
   noise: {
     rates: [0, 0.1, 0.3],
@@ -236,11 +256,11 @@ const DEFAULT: RecipeConfig = {
     estimator: "mt-grpo",
     naiveReward: "turn-credit",
     awareReward: "turn-credit-noise-aware",
-    steps: 5,
+    steps: 8,
     tasksPerStep: 6,
     groupSize: 4,
-    evalTasks: 12,
-    evalN: 2,
+    evalTasks: 40,
+    evalN: 4,
   },
   orchestra: {
     enabled: false,
@@ -259,8 +279,8 @@ const DEFAULT: RecipeConfig = {
 const QUICK: RecipeConfig = {
   ...DEFAULT,
   preset: "quick",
-  eval: { ...DEFAULT.eval, tasks: 8, withheldTasks: 4, n: 4 },
   select: { tasks: 12, m: 2 },
+  eval: { ...DEFAULT.eval, tasks: 8, withheldTasks: 4, n: 4 },
   data: { ...DEFAULT.data, tasks: 120 },
   sft: { ...DEFAULT.sft, steps: 4, tokensPerStep: 2048 },
   rl: { ...DEFAULT.rl, steps: 2, tasksPerStep: 4, groupSize: 4 },
@@ -273,6 +293,8 @@ const QUICK: RecipeConfig = {
     evalEvery: 2,
     evalTasks: 4,
     evalSamples: 2,
+    testTasks: 6,
+    testN: 2,
   },
   noise: { ...DEFAULT.noise, steps: 1, tasksPerStep: 4, groupSize: 4, evalTasks: 6, evalN: 1 },
   examples: 2,
@@ -281,21 +303,23 @@ const QUICK: RecipeConfig = {
 const FULL: RecipeConfig = {
   ...DEFAULT,
   preset: "full",
-  eval: { ...DEFAULT.eval, tasks: 64, withheldTasks: 16, n: 16 },
+  eval: { ...DEFAULT.eval, tasks: 64, withheldTasks: 16, n: 64 },
   select: { tasks: 160, m: 6 },
-  data: { ...DEFAULT.data, tasks: 2000 },
+  data: { ...DEFAULT.data, tasks: 2000, modelSamples: 2 },
   sft: { ...DEFAULT.sft, steps: 400 },
-  rl: { ...DEFAULT.rl, steps: 12, tasksPerStep: 8, groupSize: 6 },
+  rl: { ...DEFAULT.rl, steps: 20, tasksPerStep: 8, groupSize: 6 },
   credit: {
     ...DEFAULT.credit,
-    steps: 10,
+    steps: 24,
     tasksPerStep: 8,
-    groupSize: 6,
-    evalEvery: 5,
-    evalTasks: 24,
-    evalSamples: 8,
+    groupSize: 8,
+    evalEvery: 8,
+    evalTasks: 16,
+    evalSamples: 4,
+    testTasks: 64,
+    testN: 32,
   },
-  noise: { ...DEFAULT.noise, steps: 8, tasksPerStep: 8, groupSize: 6, evalTasks: 32, evalN: 4 },
+  noise: { ...DEFAULT.noise, steps: 16, tasksPerStep: 8, groupSize: 6, evalTasks: 64, evalN: 8 },
   orchestra: { ...DEFAULT.orchestra, enabled: true },
   examples: 4,
 };

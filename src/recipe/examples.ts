@@ -6,6 +6,7 @@
  * function and inputs as the update used), so they are the numbers the update saw.
  */
 import { createRng } from "../core/random.ts";
+import { loadDataset } from "../data/dataset.ts";
 import { toAdvantageBatch } from "../rl/advantages/from-trajectory.ts";
 import { computeAdvantages } from "../rl/advantages/index.ts";
 import { openRunDirectory } from "../store/index.ts";
@@ -35,6 +36,8 @@ export interface ExampleTrajectory {
   group: { size: number; correct: number };
   turns: ExampleTurn[];
   note?: string;
+  /** Where a non-RL example comes from (a dataset), shown instead of its RL step and group. */
+  source?: string;
 }
 
 function truncate(text: string, max = 160): string {
@@ -124,20 +127,52 @@ export function rlExamples(options: {
         outcomeReward: trajectory.outcomeReward,
         endReason: trajectory.endReason,
         group: { size: group.length, correct: group.filter((t) => t.correct).length },
-        turns: trajectory.turns.map((turn, i) => ({
-          index: turn.index,
-          action: actionText(trajectory, i),
-          status: turn.toolResult?.status ?? null,
-          injected: turn.toolResult?.injected ?? false,
-          observation: truncate(turn.observation?.text ?? ""),
-          rewards: turn.rewards,
-          advantage: perTurn ? perTurn[i] : null,
-        })),
+        turns: exampleTurns(trajectory, perTurn),
         ...(note ? { note } : {}),
       });
     }
   }
   return examples;
+}
+
+function exampleTurns(trajectory: Trajectory, perTurn: readonly number[] | null): ExampleTurn[] {
+  return trajectory.turns.map((turn, i) => ({
+    index: turn.index,
+    action: actionText(trajectory, i),
+    status: turn.toolResult?.status ?? null,
+    injected: turn.toolResult?.injected ?? false,
+    observation: truncate(turn.observation?.text ?? ""),
+    rewards: turn.rewards,
+    advantage: perTurn ? perTurn[i] : null,
+  }));
+}
+
+/**
+ * One trajectory of an SFT dataset as an example: of the trajectories with the most decisions
+ * (tool calls whose result failed, then the most turns), one drawn with `seed`; null when empty.
+ */
+export function datasetExample(directory: string, seed: number, source: string): ExampleTrajectory | null {
+  const { trajectories } = loadDataset(directory);
+  if (trajectories.length === 0) return null;
+  const failures = (t: Trajectory) =>
+    t.turns.filter((turn) => turn.toolResult && turn.toolResult.status !== "ok").length;
+  const score = (t: Trajectory) => failures(t) * 100 + t.turns.length;
+  const best = Math.max(...trajectories.map(score));
+  const candidates = trajectories.filter((t) => score(t) === best);
+  const trajectory = candidates[createRng(seed).int(candidates.length)];
+  return {
+    taskId: trajectory.taskId,
+    family: trajectory.family,
+    question: trajectory.prompt.text,
+    step: 0,
+    correct: trajectory.correct,
+    answer: trajectory.finalAnswer,
+    outcomeReward: trajectory.outcomeReward,
+    endReason: trajectory.endReason,
+    group: { size: 1, correct: trajectory.correct ? 1 : 0 },
+    turns: exampleTurns(trajectory, null),
+    source,
+  };
 }
 
 function mixed(group: readonly Trajectory[]): boolean {

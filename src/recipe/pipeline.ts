@@ -70,6 +70,16 @@ export function noiseEvalTasks(config: RecipeConfig): Task[] {
   });
 }
 
+/** Test tasks of the credit experiment's verdicts: the family's own, the same for every estimator. */
+export function creditTestTasks(config: RecipeConfig): Task[] {
+  return datasetTasks({
+    count: config.credit.testTasks,
+    seed: config.eval.taskSeed + 3,
+    split: "test",
+    family: config.credit.family,
+  });
+}
+
 export interface SelectStageResult {
   directory: string;
   taskIds: string[];
@@ -84,6 +94,13 @@ export interface DataStageResult {
   directory: string;
   trajectories: number;
   provenance: Record<string, unknown>;
+  /**
+   * Every dataset of the stage (SFT trains on all of them): real data holds the expert's and, with
+   * `data.modelSamples`, the strong base's own kept rollouts. Absent in older results: `[directory]`.
+   */
+  directories?: string[];
+  /** Trajectories kept per source (real data). */
+  sources?: { name: string; directory: string; trajectories: number; episodes: number }[];
 }
 
 export interface BoundaryStageResult {
@@ -107,6 +124,10 @@ export type MainStart = (typeof MAIN_STARTS)[number];
 export function creditStageName(estimator: string): string {
   return `credit-${estimator}`;
 }
+/** The credit experiment's final evaluation of one model ("base" or an estimator) on its test tasks. */
+export function creditEvalStageName(model: string): string {
+  return `credit-eval-${model}`;
+}
 export function noiseRlStageName(variant: "naive" | "aware"): string {
   return `noise-rl-${variant}`;
 }
@@ -119,6 +140,11 @@ export function noiseEvalStageName(model: string): string {
 export function resultOf<T>(results: StageResults, name: string): T {
   if (!(name in results)) throw new Error(`recipe: no result for stage "${name}"`);
   return results[name] as T;
+}
+
+/** Every dataset directory of a data stage's result. */
+export function dataDirectories(result: DataStageResult): string[] {
+  return result.directories ?? [result.directory];
 }
 
 function ensureFresh(dir: string): string {
@@ -172,6 +198,8 @@ const STAGE_SECONDS = {
   select: (rollouts: number) => 1 + 0.095 * rollouts,
   /** per task of a dataset */
   data: (tasks: number) => 0.5 + 0.0005 * tasks,
+  /** per episode of a model's own rollouts collected as data */
+  modelData: (episodes: number) => (episodes > 0 ? 3 + 0.03 * episodes : 0),
   /** per token of SFT */
   sft: (tokens: number) => 11 + tokens / 3600,
   /** per training episode of RL, and per episode of its held-out tracking */
@@ -271,19 +299,61 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
   stages.push({
     name: "data-real",
     after: [],
-    config: { data: config.data, seed: config.seed },
-    cost: STAGE_SECONDS.data(config.data.tasks),
+    config: {
+      data: config.data,
+      seed: config.seed,
+      base: config.data.modelSamples > 0 ? config.bases.strong : null,
+    },
+    cost:
+      STAGE_SECONDS.data(config.data.tasks) +
+      STAGE_SECONDS.modelData(config.data.tasks * config.data.modelSamples),
     async run(context) {
-      const result = await collectDataset({
+      const sources: NonNullable<DataStageResult["sources"]> = [];
+      const models = config.data.modelSamples > 0 ? [config.bases.strong] : [];
+      const parts = 1 + models.length;
+      const expert = await collectDataset({
         policy: "expert",
         tasks: dataTasks,
         noise: config.data.noise,
         seed: mixSeeds(config.seed, 0xdb),
         filter: "correct",
         out: ensureFresh(join(context.dir, "dataset")),
-        onProgress: ({ episodes, total }) => context.progress(episodes / total),
+        onProgress: ({ episodes, total }) => context.progress(episodes / total / parts, "expert"),
       });
-      return { directory: result.directory, trajectories: result.kept, provenance: result.provenance };
+      sources.push({
+        name: "expert",
+        directory: expert.directory,
+        trajectories: expert.kept,
+        episodes: expert.episodes,
+      });
+      // the strongest checkpoint's own episodes in the same noisy environment, kept when correct
+      for (const [i, model] of models.entries()) {
+        const own = await collectDataset({
+          policy: model,
+          policyOptions: { temperature: 1 },
+          tasks: dataTasks,
+          noise: config.data.noise,
+          seed: mixSeeds(config.seed, 0xdc + i),
+          filter: "correct",
+          samplesPerTask: config.data.modelSamples,
+          maxKeptPerTask: config.data.modelSamples,
+          out: ensureFresh(join(context.dir, `dataset-model-${i}`)),
+          onProgress: ({ episodes, total }) => context.progress((1 + i + episodes / total) / parts, "model"),
+        });
+        sources.push({
+          name: model,
+          directory: own.directory,
+          trajectories: own.kept,
+          episodes: own.episodes,
+        });
+      }
+      return {
+        directory: expert.directory,
+        trajectories: sources.reduce((sum, source) => sum + source.trajectories, 0),
+        provenance: expert.provenance,
+        directories: sources.map((source) => source.directory),
+        sources,
+      } satisfies DataStageResult;
     },
   });
   stages.push({
@@ -312,7 +382,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
           : sftStage(context, {
               name: `recipe-sft-${kind}`,
               base: config.bases.strong,
-              data: [resultOf<DataStageResult>(results, `data-${kind}`).directory],
+              data: dataDirectories(resultOf<DataStageResult>(results, `data-${kind}`)),
               steps: config.sft.steps,
               tokensPerStep: config.sft.tokensPerStep,
               microBatchTokens: Math.min(4096, config.sft.tokensPerStep),
@@ -415,13 +485,52 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
               groupSize: credit.groupSize,
               seed: mixSeeds(config.seed, 0xc4),
               reward: credit.reward,
+              learningRate: credit.learningRate,
               evalEvery: credit.evalEvery,
               evalTasks: credit.evalTasks,
               evalSamples: credit.evalSamples,
+              overrides: {
+                temperature: credit.temperature,
+                evalTemperature: credit.temperature,
+                evalTopP: config.eval.topP,
+              },
             },
             estimator,
           ),
         ),
+    });
+  }
+  // the verdicts' evaluation: base and every run's final checkpoint on the same family test tasks
+  const creditTasks = creditTestTasks(config);
+  const creditModels = [
+    { model: "base", after: [] as string[], policy: (_: StageResults) => config.bases.strong },
+    ...credit.estimators.map((estimator) => ({
+      model: estimator,
+      after: [creditStageName(estimator)],
+      policy: modelOf(creditStageName(estimator)),
+    })),
+  ];
+  for (const { model, after, policy } of creditModels) {
+    stages.push({
+      name: creditEvalStageName(model),
+      after,
+      config: {
+        family: credit.family,
+        testTasks: credit.testTasks,
+        n: credit.testN,
+        eval: config.eval,
+        seed: config.seed,
+        base: after.length === 0 ? config.bases.strong : null,
+      },
+      cost: STAGE_SECONDS.evaluation(1.6 * creditTasks.length * credit.testN),
+      run: (context, results) =>
+        evalStage(context, {
+          policy: policy(results),
+          tasks: creditTasks,
+          taskSet: "recipe-credit",
+          ...evalOptions(config),
+          n: credit.testN,
+        }),
     });
   }
 

@@ -10,6 +10,7 @@ import {
   type Verdict,
 } from "../analysis.ts";
 import { type BoundaryStageResult, type SelectStageResult, WITHHELD_TEMPLATE } from "../pipeline.ts";
+import type { RlStageResult } from "../stage-runs.ts";
 import {
   curveAt,
   type ExperimentReport,
@@ -37,6 +38,8 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
   for (const [name, result] of Object.entries(evals))
     withheld[name] = meanPassAtK(result.counts, n, isWithheld);
   const solvable = boundary.solvable[0];
+  const rlRun = get<RlStageResult>("rl-base");
+  const pool = get<SelectStageResult>("select").taskIds.length;
   const v: Verdict[] = [
     {
       experiment: "boundary",
@@ -44,6 +47,8 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
       status: positiveStatus(gain1, context.margin),
       difference: gain1,
       evidence: formatDifference(gain1, "pass@1 RL − base"),
+      explanation: `${config.rl.steps} RL steps of ${config.rl.tasksPerStep}×${config.rl.groupSize} rollouts (learning rate ${config.rl.learningRate}, ${rlRun.skipped.noSignal.length} steps without any group with signal) on the ${pool} selected tasks moved pass@1 from ${fixed(curveAt(mainCurve(base), 1))} to ${fixed(curveAt(mainCurve(rl), 1))} on the test tasks: too little training to sharpen the base measurably, or a pool too small to generalise from.`,
+      exampleStage: "rl-base",
     },
     {
       experiment: "boundary",
@@ -51,6 +56,8 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
       status: positiveStatus(shrink, context.margin),
       difference: shrink,
       evidence: `${formatDifference(shrink, `(gain at k=1) − (gain at k=${n})`)}; ${formatDifference(gainN, `pass@${n} RL − base`)}`,
+      explanation: `RL's gain over the base is ${formatDifference(gain1, "at k = 1")} and ${formatDifference(gainN, `at k = ${n}`)}: it does not shrink as k grows. pass@${n}: base ${fixed(curveAt(mainCurve(base), n))}, RL ${fixed(curveAt(mainCurve(rl), n))}.${solvable && solvable.onlyB > 0 ? ` RL solved ${solvable.onlyB} tasks the base did not in ${n} samples (see the solvable sets): it widened what it samples rather than only sharpening it.` : ""}`,
+      exampleStage: "rl-base",
     },
     {
       experiment: "boundary",
@@ -62,6 +69,8 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
             ? "reproduced"
             : "not reproduced",
       evidence: `pass@${n} on ${WITHHELD_TEMPLATE}: base ${fixed(withheld.base)}, RL ${fixed(withheld["rl-base"])}`,
+      explanation: `The base's pass@${n} on ${WITHHELD_TEMPLATE} is ${fixed(withheld.base)} and RL's ${fixed(withheld["rl-base"])}: a template the pretraining corpus withheld is solved at least once; a generic answer strategy (e.g. a guessed magnitude) can hit a gold answer by chance.`,
+      exampleStage: "rl-base",
     },
   ];
   if (solvable) {
@@ -72,6 +81,8 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
       claim: "RL's solvable set lies (almost) inside the base's: at most 10% of the tasks RL solves are new",
       status: rlSolvable === 0 ? "not measured" : outside <= 0.1 ? "reproduced" : "not reproduced",
       evidence: `at k = ${n}: solved by both ${solvable.both}, base only ${solvable.onlyA}, RL only ${solvable.onlyB} (${(100 * outside).toFixed(0)}% of RL's), neither ${solvable.neither}; with few samples per task a base-solvable task can look unsolved`,
+      explanation: `${solvable.onlyB} of the ${rlSolvable} tasks RL solves at k = ${n} were never solved by the base in ${n} samples (${(100 * outside).toFixed(0)}% > 10%): either RL reached beyond the base's boundary or ${n} samples were too few to see the base solve them.`,
+      exampleStage: "rl-base",
     });
   }
   finishVerdicts(v, context.margin);

@@ -64,10 +64,15 @@ export function statusCell(status: Verdict["status"]): Cell {
 /**
  * Completes each verdict's evidence with what its status rests on: the margin clause of a claim
  * called against the seed by its margin, and for an inconclusive one its interval's half-width and
- * roughly how many tasks would call it.
+ * roughly how many tasks would call it. An explanation (and its example stage) is kept only on a
+ * claim called against the seed: the modules write one for every claim that can be.
  */
 export function finishVerdicts(verdicts: Verdict[], margin: number): void {
   for (const verdict of verdicts) {
+    if (verdict.status !== "not reproduced") {
+      delete verdict.explanation;
+      delete verdict.exampleStage;
+    }
     if (!verdict.difference) continue;
     if (verdict.status === "not reproduced") verdict.evidence += marginNote(verdict.difference, margin);
     if (verdict.status === "inconclusive") verdict.evidence += powerNote(verdict.difference, margin);
@@ -88,11 +93,13 @@ export function exampleBlocks(title: string, examples: readonly ExampleTrajector
   return [
     {
       type: "details",
-      summary: `${title}: ${examples.length} real trajectories (turns, tool calls, tool statuses, per-turn rewards and advantages)`,
+      summary: `${title}: ${examples.length} ${examples.length === 1 ? "trajectory" : "trajectories"} (turns, tool calls, tool statuses, per-turn rewards and advantages)`,
       blocks: examples.flatMap((example): Block[] => [
         {
           type: "paragraph",
-          text: `${example.taskId} (${example.family}), RL step ${example.step}: ${example.correct ? "CORRECT" : "wrong"}, answer ${example.answer ?? "none"}, outcome reward ${fixed(example.outcomeReward, 2)}, ended by ${example.endReason}; its group: ${example.group.correct}/${example.group.size} correct.${example.note ? ` (${example.note})` : ""}`,
+          text: example.source
+            ? `${example.taskId} (${example.family}), ${example.source}: ${example.correct ? "CORRECT" : "wrong"}, answer ${example.answer ?? "none"}, ended by ${example.endReason}.`
+            : `${example.taskId} (${example.family}), RL step ${example.step}: ${example.correct ? "CORRECT" : "wrong"}, answer ${example.answer ?? "none"}, outcome reward ${fixed(example.outcomeReward, 2)}, ended by ${example.endReason}; its group: ${example.group.correct}/${example.group.size} correct.${example.note ? ` (${example.note})` : ""}`,
         },
         { type: "pre", text: example.question },
         {

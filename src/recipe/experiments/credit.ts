@@ -6,13 +6,14 @@ import {
   formatDifference,
   groupDifference,
   type HopRow,
+  meanPassAtK,
+  pairedDifference,
   positiveStatus,
-  proportionDifference,
   type Verdict,
   zeroSignalByHops,
 } from "../analysis.ts";
-import { creditStageName } from "../pipeline.ts";
-import type { RlStageResult } from "../stage-runs.ts";
+import { creditEvalStageName, creditStageName } from "../pipeline.ts";
+import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
 import {
   type ExperimentReport,
   exampleBlocks,
@@ -61,15 +62,25 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
   const last = (rl: RlStageResult) => rl.boundary[rl.boundary.length - 1];
   const first = (rl: RlStageResult) => rl.boundary[0];
   const v: Verdict[] = [];
+  // the verdicts: every final checkpoint on the same test tasks of the family, paired over tasks
+  const tested = (model: string) => get<EvalStageResult>(creditEvalStageName(model)).counts;
+  const testPass1 = (model: string) => meanPassAtK(tested(model), 1);
   for (const run of runs) {
-    if (run.estimator === "grpo" || !grpo || !last(run.rl) || !last(grpo.rl)) continue;
-    const difference = proportionDifference(last(grpo.rl).passAt1, last(run.rl).passAt1, credit.evalTasks);
+    if (run.estimator === "grpo" || !grpo) continue;
+    const difference = pairedDifference(tested("grpo"), tested(run.estimator), undefined, seed);
+    const status = positiveStatus(difference, context.margin);
     v.push({
       experiment: "credit",
       claim: `turn-level credit (${run.estimator}) learns ${credit.family} better than outcome-only GRPO`,
-      status: positiveStatus(difference, context.margin),
-      difference: difference,
-      evidence: `final held-out pass@1 ${run.estimator} ${fixed(last(run.rl).passAt1)} vs grpo ${fixed(last(grpo.rl).passAt1)} (${formatDifference(difference, "Δ")}, tasks as units)`,
+      status,
+      difference,
+      evidence: `pass@1 on ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples after ${credit.steps} steps: ${run.estimator} ${fixed(testPass1(run.estimator))}, grpo ${fixed(testPass1("grpo"))}, base ${fixed(testPass1("base"))} (${formatDifference(difference, `${run.estimator} − grpo`)})`,
+      ...(status === "not reproduced"
+        ? {
+            explanation: `Both runs start from the same base (pass@1 ${fixed(testPass1("base"))} on these tasks) and see the same tasks; ${run.estimator} ended at ${fixed(testPass1(run.estimator))} and grpo at ${fixed(testPass1("grpo"))}. Steps without any group with signal: ${run.estimator} ${run.rl.skipped.noSignal.length}, grpo ${grpo.rl.skipped.noSignal.length} of ${credit.steps}. At ${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize} rollouts the turn-level terms did not move held-out accuracy beyond outcome-only GRPO; the example shows the per-turn rewards and advantages ${run.estimator} gave.`,
+            exampleStage: creditStageName(run.estimator),
+          }
+        : {}),
     });
   }
   const shortest = hops[0];

@@ -2,6 +2,7 @@ import { passAtKChart } from "../../eval/passk-chart.ts";
 import type { Section } from "../../report/html.ts";
 import { lineChart } from "../../report/plots.ts";
 import { formatDifference, meanPassAtK, positiveStatus, type Verdict } from "../analysis.ts";
+import { datasetExample, type ExampleTrajectory } from "../examples.ts";
 import { type DataStageResult, WITHHELD_TEMPLATE } from "../pipeline.ts";
 import type { SftStageResult } from "../stage-runs.ts";
 import {
@@ -18,6 +19,26 @@ import {
   verdictBlock,
   withheldCurve,
 } from "./context.ts";
+
+/** "412 of the expert's + 230 of models/base-strong's own (kept when correct)" */
+function dataSources(data: DataStageResult): string {
+  if (!data.sources) return `${data.trajectories} trajectories of the scripted expert`;
+  return data.sources
+    .map(
+      (source) =>
+        `${source.trajectories} of ${source.name === "expert" ? "the scripted expert's" : `${source.name}'s own`} ${source.episodes} episodes`,
+    )
+    .join(" + ");
+}
+
+/** One real trajectory per source (the one with the most decisions) and one stitched trajectory. */
+function dataExamples(real: DataStageResult, stitched: DataStageResult, seed: number): ExampleTrajectory[] {
+  const sources = real.sources ?? [{ name: "expert", directory: real.directory }];
+  return [
+    ...sources.map((source) => datasetExample(source.directory, seed, `real (${source.name})`)),
+    datasetExample(stitched.directory, seed, "stitched"),
+  ].filter((example): example is ExampleTrajectory => example !== null);
+}
 
 export async function dataFirstExperiment(context: ReportContext): Promise<ExperimentReport> {
   const { config, get, evals, n, pass1, examplesOf } = context;
@@ -40,6 +61,8 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
             ? "reproduced"
             : "not reproduced",
       evidence: `pass@${n} on ${WITHHELD_TEMPLATE}: base ${fixed(meanPassAtK(evals.base.counts, n, isWithheld))}, SFT-real ${fixed(withheldReal)}, SFT-stitched ${fixed(withheldStitched)}`,
+      explanation: `SFT-real trained ${real.steps} steps on ${real.trajectories} trajectories (${Math.round(config.data.withheldShare * 100)}% of the tasks from ${WITHHELD_TEMPLATE}; final loss ${fixed(real.finalLoss)}, held-out loss ${fixed(real.initialHeldoutLoss)} → ${fixed(real.finalHeldoutLoss)}) and still solves none of the ${evals["sft-real"].counts.filter(isWithheld).length} ${WITHHELD_TEMPLATE} test tasks in ${n} samples: at this many steps the fine-tuning did not teach the new template well enough to be sampled (the example is a rollout of RL after SFT-real).`,
+      exampleStage: "rl-sft-real",
     },
     {
       experiment: "data-first",
@@ -47,8 +70,11 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
       status: positiveStatus(afterRl, context.margin),
       difference: afterRl,
       evidence: `${formatDifference(afterRl, "pass@1 (real+RL) − (stitched+RL)")}; before RL: ${formatDifference(afterSft, "real − stitched")}`,
+      explanation: `pass@1 on the same test tasks: SFT-real ${fixed(curveAt(mainCurve(evals["sft-real"]), 1))} → after RL ${fixed(curveAt(mainCurve(evals["rl-sft-real"]), 1))}; SFT-stitched ${fixed(curveAt(mainCurve(evals["sft-stitched"]), 1))} → after RL ${fixed(curveAt(mainCurve(evals["rl-sft-stitched"]), 1))}; the strong base itself ${fixed(curveAt(mainCurve(evals.base), 1))}. The real data is ${dataSources(dataReal)}.`,
+      exampleStage: "rl-sft-real",
     },
   ];
+
   finishVerdicts(v, context.margin);
   const json = {
     datasets: { real: dataReal, stitched: dataStitched },
@@ -87,7 +113,7 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
     blocks: [
       {
         type: "paragraph",
-        text: `Real: ${dataReal.trajectories} correct trajectories of the scripted expert through the episode loop with ${config.data.noise} tool noise (failures, retries and all). Stitched: ${dataStitched.trajectories} trajectories assembled from single-step templates with clean observations. Both over the same ${config.data.tasks} train tasks (${Math.round(config.data.withheldShare * 100)}% from ${WITHHELD_TEMPLATE}); ${config.sft.steps} SFT steps each from the strong base, then the RL of section 1. Evaluated with tool noise ${config.eval.noise}.${config.sft.models ? ` The SFT models were given in the config (sft.models: ${config.sft.models.real}, ${config.sft.models.stitched}; ${real.steps} and ${stitched.steps} steps on ${real.trajectories} and ${stitched.trajectories} trajectories, per their metadata); the dataset counts above are this config's data, not theirs.` : ""}`,
+        text: `Real: ${dataReal.trajectories} correct end-to-end episodes in the noisy environment (tool noise ${config.data.noise}: failures, retries and all), kept by rejection sampling: ${dataSources(dataReal)}. Stitched: ${dataStitched.trajectories} trajectories assembled from single-step templates with clean observations. Both over the same ${config.data.tasks} train tasks (${Math.round(config.data.withheldShare * 100)}% from ${WITHHELD_TEMPLATE}); ${config.sft.steps} SFT steps each from the strong base, then the RL of section 1. Evaluated with tool noise ${config.eval.noise}.${config.sft.models ? ` The SFT models were given in the config (sft.models: ${config.sft.models.real}, ${config.sft.models.stitched}; ${real.steps} and ${stitched.steps} steps on ${real.trajectories} and ${stitched.trajectories} trajectories, per their metadata); the dataset counts above are this config's data, not theirs.` : ""}`,
       },
       { type: "svg", svg: curves, caption: figureCaption(config, "pass@k on all test tasks.") },
       {
@@ -126,6 +152,10 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
         ],
       },
       verdictBlock(v),
+      ...exampleBlocks(
+        "The data: one real trajectory of each source and one stitched trajectory",
+        dataExamples(dataReal, dataStitched, context.seed),
+      ),
       ...exampleBlocks("RL after SFT-real", examplesOf("rl-sft-real")),
       ...exampleBlocks("RL after SFT-stitched", examplesOf("rl-sft-stitched")),
     ],
