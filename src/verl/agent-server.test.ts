@@ -318,6 +318,54 @@ test("the response is cut to response_length as verl cuts it, spans clipped; a p
   }
 });
 
+test("a rollout server that is down: the loop still returns a sample (prompt from raw_prompt, empty response, reward 0)", async () => {
+  const dead = createServer();
+  await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
+  const deadPort = (dead.address() as AddressInfo).port;
+  await new Promise((done) => dead.close(done));
+  const tasks = rolloutTasks({ split: "test", count: 2, seed: 4 });
+  const { outputs } = await runPython({
+    loop_config: {
+      name: "agentrl_agent",
+      _target_: "agentrl_agent_loop.AgentrlAgentLoop",
+      server_url: f.server.url,
+      server_token: f.token,
+      rollout_base_url: `http://127.0.0.1:${deadPort}/v1`,
+    },
+    rollout: { prompt_length: 256, response_length: 64 },
+    server_addresses: [],
+    sampling_params: { temperature: 1.0, top_p: 1.0, top_k: -1, logprobs: true },
+    rows: tasks.map((task, i) => verlRow(task, i)),
+  });
+  outputs.forEach((output, i) => {
+    const stub = [...tasks[i].question].map((c) => c.codePointAt(0)! % 1000);
+    assert.deepEqual(output.prompt_ids, stub, "the prompt rendered by verl's tokenizer");
+    assert.deepEqual(output.response_ids, []);
+    assert.deepEqual(output.response_mask, []);
+    assert.equal(output.reward_score, 0);
+    assert.equal(output.extra_fields.agentrl_end_reason, "policy-error");
+    assert.ok(output.extra_fields.agentrl_error);
+  });
+  // The agent-server itself down: retried, then an error naming it (an infrastructure failure).
+  await assert.rejects(
+    runPython({
+      loop_config: {
+        name: "agentrl_agent",
+        _target_: "agentrl_agent_loop.AgentrlAgentLoop",
+        server_url: `http://127.0.0.1:${deadPort}`,
+        connect_retries: 1,
+      },
+      rollout: { prompt_length: 256, response_length: 64 },
+      server_addresses: ["127.0.0.1:1"],
+      sampling_params: { temperature: 1.0 },
+      rows: [verlRow(tasks[0], 0)],
+    }),
+    new RegExp(
+      `AgentServerError: agentrl agent-server http://127.0.0.1:${deadPort} unreachable.*\\(2 tries\\)`,
+    ),
+  );
+});
+
 test("--agent: a user's agent through the agent-server gets exact ids and the verifier's reward, at verl's temperature", async () => {
   const server = await startAgentServer({
     port: 0,

@@ -41,7 +41,8 @@ turn-level reward, 0.0 where none), `turn_spans` ([start, end) of each assistant
 response_ids), `agentrl_episode_id`, `agentrl_correct`, `agentrl_end_reason`, `agentrl_error`.
 
 A failed episode (the model's malformed tool call, an upstream error, a timeout) comes back from the
-agent-server as data with reward 0. An agent-server that cannot be reached is retried briefly, then
+agent-server as data with reward 0 (when no model call answered at all, its prompt ids are rendered
+from `raw_prompt` with verl's tokenizer and the response is empty). An agent-server that cannot be reached is retried briefly, then
 raises: that is an infrastructure failure, not a sample's.
 
 Standard library only besides verl itself. The request/response JSON is in ../agent-server.md.
@@ -171,7 +172,9 @@ class AgentrlAgentLoop(AgentLoopBase):
         if self.server_token:
             headers["authorization"] = f"Bearer {self.server_token}"
         delay = 0.5
-        for attempt in range(self.connect_retries + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             request = urllib.request.Request(f"{self.server_url}/v1/episodes", data=data, headers=headers)
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
@@ -179,22 +182,15 @@ class AgentrlAgentLoop(AgentLoopBase):
             except urllib.error.HTTPError as error:
                 detail = error.read().decode("utf-8", "replace")[:2000]
                 # 503: the agent-server is at its queue limit or shutting down; worth another try.
-                if error.code == 503 and attempt < self.connect_retries:
-                    time.sleep(delay)
-                    delay = min(delay * 2, 30)
-                    continue
-                raise AgentServerError(
-                    f"agentrl agent-server {self.server_url} answered {error.code}: {detail}"
-                ) from None
+                retry = error.code == 503
+                failure = f"answered {error.code}: {detail}"
             except (urllib.error.URLError, ConnectionError) as error:
-                if attempt < self.connect_retries:
-                    time.sleep(delay)
-                    delay = min(delay * 2, 30)
-                    continue
-                raise AgentServerError(
-                    f"agentrl agent-server {self.server_url} unreachable after {attempt + 1} tries: {error}"
-                ) from None
-        raise AssertionError("unreachable")
+                retry = True
+                failure = f"unreachable: {error}"
+            if not retry or attempt > self.connect_retries:
+                raise AgentServerError(f"agentrl agent-server {self.server_url} {failure} ({attempt} tries)")
+            time.sleep(delay)
+            delay = min(delay * 2, 30)
 
     async def _rollout_server(self, request_id: str):
         """The rollout server's base URL, and a release callback (verl's load balancer, when it picks)."""
@@ -222,7 +218,17 @@ class AgentrlAgentLoop(AgentLoopBase):
         finally:
             if release is not None:
                 release()
+        if not answer["prompt_ids"]:
+            # The episode failed before any model call answered (its rollout server unreachable):
+            # verl still needs the prompt, so it is rendered here as verl's own agent loops do.
+            answer["prompt_ids"] = await loop.run_in_executor(None, self._render_prompt, kwargs.get("raw_prompt"))
         return self._output(answer, bool(sampling_params.get("logprobs", False)))
+
+    def _render_prompt(self, raw_prompt: Any) -> list:
+        messages = _plain(raw_prompt)
+        if self.tokenizer is None or not messages:
+            raise AgentServerError("agentrl_agent: a failed episode has no prompt ids and there is no raw_prompt to render")
+        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True))
 
     def _output(self, answer: dict, want_logprobs: bool) -> AgentLoopOutput:
         prompt_ids = [int(t) for t in answer["prompt_ids"]]

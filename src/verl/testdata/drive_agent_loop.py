@@ -1,5 +1,7 @@
 """Runs agentrl's agent loop the way verl's AgentLoopWorker does, against the verl stub (tests only).
 
+The tokenizer is a stub whose chat template gives one id per character (code point % 1000).
+
 stdin: {"loop_config": {name, _target_, ...YAML keys}, "rollout": {prompt_length, response_length},
         "server_addresses": ["host:port", ...] (verl's rollout servers), "sampling_params": {...},
         "rows": [dataset rows: raw_prompt, extra_info, reward_model, agent_name, ...]}
@@ -24,6 +26,13 @@ class Config(dict):
     def __getattr__(self, name):
         value = self.get(name)
         return Config(value) if isinstance(value, dict) else value
+
+
+class StubTokenizer:
+    """A chat template for tests: one id per character of the messages' contents (code point % 1000)."""
+
+    def apply_chat_template(self, messages, add_generation_prompt=False, tokenize=True):
+        return [ord(c) % 1000 for message in messages for c in message["content"]]
 
 
 class StubServerManager:
@@ -62,7 +71,7 @@ async def main():
         loop = cls(
             trainer_config=trainer_config,
             server_manager=manager,
-            tokenizer=None,
+            tokenizer=StubTokenizer(),
             processor=None,
             dataset_cls=None,
             data_config=DictConfigWrap(Config({})),
