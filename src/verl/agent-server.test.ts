@@ -123,6 +123,7 @@ interface PythonOutput {
     agentrl_correct: boolean;
     agentrl_end_reason: string;
     agentrl_error: string | null;
+    reward_extra_info: { acc: number; agentrl_task_id: string };
   };
 }
 
@@ -265,6 +266,10 @@ test("verl's agent loop (python3, stub verl) gets the exact sampled ids, mask, l
       const correct = output.extra_fields.agentrl_end_reason === "answer" && checkAnswer(task, last.content);
       assert.equal(output.reward_score, correct ? 1 : 0, `${where}: reward`);
       assert.equal(output.extra_fields.agentrl_correct, correct);
+      assert.deepEqual(output.extra_fields.reward_extra_info, {
+        acc: correct ? 1 : 0,
+        agentrl_task_id: task.id,
+      });
       rewards.add(output.reward_score);
     });
     assert.ok(multiTurn > 20, `multi-turn episodes with observations exercised (${multiTurn})`);

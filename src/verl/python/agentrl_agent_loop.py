@@ -38,7 +38,8 @@ verl's own tool agent cuts them; `reward_score` (agentrl's reward spec on the wh
 verl's reward function is skipped), `num_turns` (1 + assistant turns + observation turns), `metrics`
 (generate_sequences, tool_calls: seconds) and `extra_fields`: `turn_scores` (each assistant turn's
 turn-level reward, 0.0 where none), `turn_spans` ([start, end) of each assistant turn in
-response_ids), `agentrl_episode_id`, `agentrl_correct`, `agentrl_end_reason`, `agentrl_error`.
+response_ids), `agentrl_episode_id`, `agentrl_correct`, `agentrl_end_reason`, `agentrl_error`, and
+`reward_extra_info` {acc: 1.0/0.0, agentrl_task_id} (verl dumps it with each sample).
 
 A failed episode (the model's malformed tool call, an upstream error, a timeout) comes back from the
 agent-server as data with reward 0 (when no model call answered at all, its prompt ids are rendered
@@ -222,7 +223,8 @@ class AgentrlAgentLoop(AgentLoopBase):
             # The episode failed before any model call answered (its rollout server unreachable):
             # verl still needs the prompt, so it is rendered here as verl's own agent loops do.
             answer["prompt_ids"] = await loop.run_in_executor(None, self._render_prompt, kwargs.get("raw_prompt"))
-        return self._output(answer, bool(sampling_params.get("logprobs", False)))
+        task_id = str(body["task"]["id"] if "task" in body else body["task_id"])
+        return self._output(answer, bool(sampling_params.get("logprobs", False)), task_id)
 
     def _render_prompt(self, raw_prompt: Any) -> list:
         messages = _plain(raw_prompt)
@@ -230,7 +232,7 @@ class AgentrlAgentLoop(AgentLoopBase):
             raise AgentServerError("agentrl_agent: a failed episode has no prompt ids and there is no raw_prompt to render")
         return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True))
 
-    def _output(self, answer: dict, want_logprobs: bool) -> AgentLoopOutput:
+    def _output(self, answer: dict, want_logprobs: bool, task_id: str) -> AgentLoopOutput:
         prompt_ids = [int(t) for t in answer["prompt_ids"]]
         if self.prompt_length is not None and len(prompt_ids) > int(self.prompt_length):
             raise ValueError(
@@ -263,6 +265,13 @@ class AgentrlAgentLoop(AgentLoopBase):
                 "agentrl_correct": bool(answer.get("correct", False)),
                 "agentrl_end_reason": answer.get("end_reason"),
                 "agentrl_error": answer.get("error"),
+                # verl hands these to its reward manager's extra info and dumps them with each sample
+                # (the same keys as agentrl_reward.py's compute_score), so `agentrl verl import` groups
+                # the samples by task.
+                "reward_extra_info": {
+                    "acc": 1.0 if answer.get("correct") else 0.0,
+                    "agentrl_task_id": task_id,
+                },
                 **{k: v for k, v in extra.items() if k not in ("turn_scores", "turn_spans")},
             },
         )
