@@ -3,7 +3,8 @@
  * tsconfig.build.json), the tarball installed into an empty project in a temporary folder, and
  * `import { worldTools } from "agentrl"` run there with plain Node on a .mjs file (Node does not
  * strip TypeScript types under node_modules, so this only works from the built JavaScript). The
- * tools' answers must equal the source tree's. Too slow for `npm test` (pack ~30 s, install of
+ * tools' answers must equal the source tree's, and a strict TypeScript consumer must typecheck
+ * against the published declarations (a wrong type must fail). Too slow for `npm test` (pack ~30 s, install of
  * the dependencies ~1 min): run it before publishing.
  *
  *   npm run pack-check              # [--keep] leaves the temporary folder for a look
@@ -71,7 +72,35 @@ try {
     throw new Error(
       `the installed package answered\n${JSON.stringify(got)}\nbut the source tree\n${JSON.stringify(want)}`,
     );
-  console.log(`ok (${seconds()} s): the installed package's worldTools answer as the source tree's`);
+  // Its declarations: a strict TypeScript consumer typechecks against them (and a wrong type fails).
+  writeFileSync(
+    join(consumer, "tsconfig.json"),
+    '{ "compilerOptions": { "module": "nodenext", "strict": true, "noEmit": true, "types": [] }, "files": ["check.ts"] }\n',
+  );
+  const typecheck = (body: string) => {
+    writeFileSync(
+      join(consumer, "check.ts"),
+      `import { type AgentFunction, worldTools } from "agentrl";\n${body}\n`,
+    );
+    try {
+      execFileSync(join(process.cwd(), "node_modules/.bin/tsc"), ["-p", "."], {
+        cwd: consumer,
+        encoding: "utf8",
+      });
+      return "";
+    } catch (error) {
+      return String((error as { stdout?: string }).stdout ?? error);
+    }
+  };
+  const good = typecheck(
+    'export const agent: AgentFunction = async (task) => worldTools(task).call("search", { query: task.question });',
+  );
+  if (good !== "") throw new Error(`the declarations do not typecheck a correct agent:\n${good}`);
+  const wrong = typecheck('export const n: string = worldTools({ id: "x", worldSeed: 1 }).names.length;');
+  if (!/TS2322/.test(wrong)) throw new Error(`a wrong type was not caught by the declarations:\n${wrong}`);
+  console.log(
+    `ok (${seconds()} s): the installed package's worldTools answer as the source tree's, and its types check`,
+  );
 } finally {
   if (keep) console.log(`kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
