@@ -32,11 +32,12 @@ function run(f: Fn, inputs: () => JaxArray[]): { fused: Record<string, number>; 
   converted.dispose();
   assert.equal(info.kind, "onnx", info.reason);
   let worst = 0;
-  want.forEach((values, o) =>
+  want.forEach((values, o) => {
     values.forEach((v, i) => {
       worst = Math.max(worst, Math.abs(got[o][i] - v) / Math.max(1, Math.abs(v)));
-    }),
-  );
+    });
+  });
+
   return { fused: info.fused ?? {}, worst };
 }
 
@@ -105,4 +106,18 @@ test("look-alikes are not fused: a mean over the wrong width, a sum over another
   assert.equal(float64.fused.FastGelu ?? 0, 0);
   // (jax-js's float64 exp is good to about 2e-8 relative)
   assert.ok(float64.worst < 1e-6, `float64 GELU differs by ${float64.worst}`);
+});
+
+test("GELU with its gradient (a train step's) becomes the closed-form pair, with jax-js's values and gradient", () => {
+  const f: Fn = (x, w) => {
+    // y = Σ gelu(x)·w: the gradient flows into GELU from a product, as from a block's next layer.
+    const [value, grad] = jax.valueAndGrad((xx: JaxArray) => modelGelu(xx).mul(w.ref).sum())(x);
+    w.dispose();
+    return [value, grad];
+  };
+  // Inputs reach past the ±80 clip of 2z (|x| ≳ 9) on both sides.
+  const inputs = () => [randomArray([6, 40], 9).mul(3), randomArray([6, 40], 10)];
+  const { fused, worst } = run(f, inputs);
+  assert.deepEqual(fused, { GeluWithGradient: 1 });
+  assert.ok(worst < 1e-5, `differs from jax-js by ${worst}`);
 });

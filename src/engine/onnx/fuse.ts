@@ -23,10 +23,32 @@ export type TensorInfo = { shape: number[]; dtype: OnnxDType };
 /** What a pass fused, by fused operator. */
 export type FusionCounts = Record<string, number>;
 
-type Match = { root: OnnxNode; inside: OnnxNode[]; fused: OnnxNode };
+/**
+ * A rewrite: the nodes it removes, what is emitted in place of some of them (an anchor's nodes
+ * take its place in the order), the outputs of removed nodes that stay visible (re-produced by the
+ * emitted nodes), and the constants the emitted nodes need.
+ */
+type Match = {
+  name: string;
+  remove: OnnxNode[];
+  emit: Map<OnnxNode, OnnxNode[]>;
+  keep: string[];
+  constants?: OnnxTensor[];
+};
+
+/** A one-operator rewrite of the pattern ending in `root`. */
+function single(root: OnnxNode, inside: OnnxNode[], fused: OnnxNode): Match {
+  return {
+    name: fused.op,
+    remove: [root, ...inside],
+    emit: new Map([[root, [fused]]]),
+    keep: [...root.outputs],
+  };
+}
 
 class GraphIndex {
   readonly producer = new Map<string, OnnxNode>();
+  readonly consumers = new Map<string, OnnxNode[]>();
   readonly uses = new Map<string, number>();
   readonly constants = new Map<string, OnnxTensor>();
   readonly outputs: Set<string>;
@@ -35,7 +57,12 @@ class GraphIndex {
   constructor(graph: OnnxGraph, info: Map<string, TensorInfo>) {
     for (const node of graph.nodes) {
       for (const output of node.outputs) this.producer.set(output, node);
-      for (const input of node.inputs) this.uses.set(input, (this.uses.get(input) ?? 0) + 1);
+      for (const input of node.inputs) {
+        this.uses.set(input, (this.uses.get(input) ?? 0) + 1);
+        const list = this.consumers.get(input) ?? [];
+        if (!list.includes(node)) list.push(node);
+        this.consumers.set(input, list);
+      }
     }
     for (const tensor of graph.initializers) this.constants.set(tensor.name, tensor);
     this.outputs = new Set(graph.outputs.map((o) => o.name));
@@ -62,6 +89,40 @@ class GraphIndex {
   def(name: string, op: string, domain?: string): OnnxNode | null {
     const node = this.producer.get(name);
     return node && node.op === op && node.domain === domain ? node : null;
+  }
+
+  /** The nodes of type `op` reading `name` and passing `test`. */
+  usesOf(name: string, op: string, test: (node: OnnxNode) => boolean = () => true): OnnxNode[] {
+    return (this.consumers.get(name) ?? []).filter((node) => node.op === op && !node.domain && test(node));
+  }
+
+  /** The one node of type `op` reading `name` (and passing `test`), else null. */
+  use(name: string, op: string, test: (node: OnnxNode) => boolean = () => true): OnnxNode | null {
+    const found = this.usesOf(name, op, test);
+    return found.length === 1 ? found[0] : null;
+  }
+
+  #serial = 0;
+  #pending: OnnxTensor[] = [];
+
+  /** A generator of tensor names no converted graph uses. */
+  freshNames(prefix: string): () => string {
+    return () => `${prefix}_${this.#serial++}`;
+  }
+
+  /** A new scalar constant for an emitted node (collected by `takeConstants`). */
+  constant(dtype: "float32" | "float64", value: number): string {
+    const name = `k_${this.#serial++}`;
+    const data = dtype === "float32" ? Float32Array.of(value) : Float64Array.of(value);
+    this.#pending.push({ name, dtype, shape: [], data });
+    return name;
+  }
+
+  /** The constants made since the last call. */
+  takeConstants(): OnnxTensor[] {
+    const taken = this.#pending;
+    this.#pending = [];
+    return taken;
   }
 
   /** The value of a constant whose elements are all equal (a scalar literal), else null. */
@@ -105,7 +166,7 @@ function lastAxisReduce(index: GraphIndex, name: string, op: string, x: string |
   const axes = index.ints(reduce.inputs[1]);
   const target = index.ints(reshape.inputs[1]);
   const keepShape = [...shape.slice(0, -1), 1];
-  if (!axes || axes.length !== 1 || (axes[0] !== shape.length - 1 && axes[0] !== -1)) return null;
+  if (axes?.length !== 1 || (axes[0] !== shape.length - 1 && axes[0] !== -1)) return null;
   if (reduce.attributes?.keepdims !== 0 || !target || target.join() !== keepShape.join()) return null;
   return [reshape, reduce];
 }
@@ -139,11 +200,12 @@ function matchSoftmax(index: GraphIndex, root: OnnxNode): Match | null {
     const shift = shifted(index, exp.inputs[0]);
     if (!sum || !shift) continue;
     const [shiftNodes, z] = shift;
-    return {
-      root,
-      inside: [exp, reciprocal, ...sum, ...shiftNodes],
-      fused: { op: "Softmax", inputs: [z], outputs: root.outputs, attributes: { axis: -1 } },
-    };
+    return single(root, [exp, reciprocal, ...sum, ...shiftNodes], {
+      op: "Softmax",
+      inputs: [z],
+      outputs: root.outputs,
+      attributes: { axis: -1 },
+    });
   }
   return null;
 }
@@ -163,11 +225,12 @@ function matchLogSoftmax(index: GraphIndex, root: OnnxNode): Match | null {
     const sum = lastAxisReduce(index, log.inputs[0], "ReduceSum", exp.outputs[0]);
     if (!sum) continue;
     const [shiftNodes, z] = shift;
-    return {
-      root,
-      inside: [neg, log, ...sum, exp, ...shiftNodes],
-      fused: { op: "LogSoftmax", inputs: [z], outputs: root.outputs, attributes: { axis: -1 } },
-    };
+    return single(root, [neg, log, ...sum, exp, ...shiftNodes], {
+      op: "LogSoftmax",
+      inputs: [z],
+      outputs: root.outputs,
+      attributes: { axis: -1 },
+    });
   }
   return null;
 }
@@ -214,27 +277,24 @@ function matchLayerNorm(index: GraphIndex, root: OnnxNode): Match | null {
             const width = info.shape.at(-1);
             const isVector = (name: string) => index.info(name)?.shape.join() === `${width}`;
             if (!isVector(scale) || !isVector(bias)) continue;
-            return {
-              root,
-              inside: [
-                scaleMul,
-                normMul,
-                reciprocal,
-                sqrt,
-                plusEps,
-                ...squareMean,
-                square,
-                sub,
-                neg,
-                ...xMean,
-              ],
-              fused: {
-                op: "LayerNormalization",
-                inputs: [x, scale, bias],
-                outputs: root.outputs,
-                attributes: { axis: -1, epsilon: { float: epsilon as number } },
-              },
-            };
+            const inside = [
+              scaleMul,
+              normMul,
+              reciprocal,
+              sqrt,
+              plusEps,
+              ...squareMean,
+              square,
+              sub,
+              neg,
+              ...xMean,
+            ];
+            return single(root, inside, {
+              op: "LayerNormalization",
+              inputs: [x, scale, bias],
+              outputs: root.outputs,
+              attributes: { axis: -1, epsilon: { float: epsilon as number } },
+            });
           }
         }
       }
@@ -246,10 +306,22 @@ function matchLayerNorm(index: GraphIndex, root: OnnxNode): Match | null {
 const GELU_CUBIC = 0.044715;
 const GELU_SCALE = 2 * Math.sqrt(2 / Math.PI);
 
-function matchGelu(index: GraphIndex, root: OnnxNode): Match | null {
+/** The forward GELU ending in `root` = x · r: its input, its nodes and the values a gradient reads. */
+type GeluForward = {
+  x: string;
+  /** (x²·a + 1), the cubic's factor */
+  p: string;
+  /** 2z before the clip */
+  u: string;
+  clipped: OnnxNode;
+  e: string;
+  r: string;
+  nodes: OnnxNode[];
+};
+
+function geluForward(index: GraphIndex, root: OnnxNode): GeluForward | null {
   if (root.op !== "Mul" || root.domain) return null;
   for (const [x, r] of orders(root)) {
-    if (index.info(x)?.dtype !== "float32") continue;
     const reciprocal = index.def(r, "Reciprocal");
     const plusOne = reciprocal && index.def(reciprocal.inputs[0], "Add");
     if (!plusOne) continue;
@@ -279,9 +351,13 @@ function matchGelu(index: GraphIndex, root: OnnxNode): Match | null {
               if (!square || !close(index.scalar(a), GELU_CUBIC)) continue;
               if (square.inputs[0] !== x || square.inputs[1] !== x) continue;
               return {
-                root,
-                inside: [reciprocal, plusOne, exp, neg, max, min, scaled, times, plus, aMul, square],
-                fused: { op: "FastGelu", domain: "com.microsoft", inputs: [x], outputs: root.outputs },
+                x,
+                p: inner,
+                u: min.inputs[0],
+                clipped: min,
+                e,
+                r,
+                nodes: [root, reciprocal, plusOne, exp, neg, max, min, scaled, times, plus, aMul, square],
               };
             }
           }
@@ -292,26 +368,133 @@ function matchGelu(index: GraphIndex, root: OnnxNode): Match | null {
   return null;
 }
 
-const MATCHERS = [matchLayerNorm, matchSoftmax, matchLogSoftmax, matchGelu];
+function matchGelu(index: GraphIndex, root: OnnxNode): Match | null {
+  const forward = geluForward(index, root);
+  if (!forward || index.info(forward.x)?.dtype !== "float32") return null;
+  return single(root, forward.nodes.slice(1), {
+    op: "FastGelu",
+    domain: "com.microsoft",
+    inputs: [forward.x],
+    outputs: root.outputs,
+  });
+}
 
-/** Whether every value the match computes inside is used by the match alone. */
+/**
+ * GELU and its gradient together, as jax-js's autodiff leaves them in a train step (32 passes over
+ * the activations per layer: the forward keeps every intermediate for the backward, and the
+ * backward differentiates the reciprocal, the exp and the clip one by one), rewritten as the
+ * forward and the closed-form derivative sharing s = σ(u), u = c·x·(1 + a·x²):
+ *   y = x·s        dy/dx = s + x·s·(1 − s)·c·(1 + 3a·x²)
+ * in 14 passes. The clip only mattered where |u| > 80, where both give the same values to 1e-34.
+ */
+function matchGeluWithGradient(index: GraphIndex, root: OnnxNode): Match | null {
+  const forward = geluForward(index, root);
+  const dtype = forward && index.info(forward.x)?.dtype;
+  if (!forward || (dtype !== "float32" && dtype !== "float64")) return null;
+  const { x, p, u, clipped, e, r } = forward;
+  const c = forward.nodes[7].inputs.find((name) => name !== forward.nodes[8].outputs[0])!;
+  // The clip's gradient masks: Less(80, u) and Less(min(u, 80), −80).
+  const lessHigh = index.use(u, "Less", (n) => index.scalar(n.inputs[0]) === 80 && n.inputs[1] === u);
+  const lessLow = index.use(clipped.outputs[0], "Less", (n) => index.scalar(n.inputs[1]) === -80);
+  // −r², the reciprocal's derivative.
+  const r2 = index.use(r, "Mul", (n) => n.inputs[0] === r && n.inputs[1] === r);
+  const negR2 = r2 && index.use(r2.outputs[0], "Neg");
+  if (!lessHigh || !lessLow || !negR2) return null;
+  // The incoming gradient g reaches the backward through x·g, whose product with −r² starts it.
+  const times = index.use(negR2.outputs[0], "Mul");
+  const xg = times && index.def(other(times, negR2.outputs[0]), "Mul");
+  if (!times || !xg?.inputs.includes(x)) return null;
+  const g = other(xg, x);
+  const direct = index.use(r, "Mul", (n) => n !== r2 && n !== forward.nodes[0] && n.inputs.includes(g)); // g·r
+  const de = index.use(times.outputs[0], "Mul", (n) => n.inputs.includes(e)); // e·(…)
+  const negDe = de && index.use(de.outputs[0], "Neg");
+  const whereLow = negDe && index.use(negDe.outputs[0], "Where", (n) => n.inputs[0] === lessLow.outputs[0]);
+  const whereHigh =
+    whereLow && index.use(whereLow.outputs[0], "Where", (n) => n.inputs[0] === lessHigh.outputs[0]);
+  const gu = whereHigh && index.use(whereHigh.outputs[0], "Mul", (n) => n.inputs.includes(c)); // ∂/∂u
+  if (!direct || !gu || index.scalar(whereLow.inputs[1]) !== 0 || index.scalar(whereHigh.inputs[1]) !== 0)
+    return null;
+  // u = p·x·c: the product rule's three terms, summed with g·r.
+  const gux = index.use(gu.outputs[0], "Mul", (n) => n.inputs.includes(x)); // gu·x
+  const guxa = gux && index.use(gux.outputs[0], "Mul"); // ·a
+  // x·(gu·x·a) twice (the cube's two x factors), and gu·p
+  const xTerms = guxa ? index.usesOf(guxa.outputs[0], "Mul", (n) => n.inputs.includes(x)) : [];
+  const term3 = index.use(gu.outputs[0], "Mul", (n) => n.inputs.includes(p));
+  if (!guxa || xTerms.length !== 2 || !term3 || !close(index.scalar(other(guxa, gux.outputs[0])), GELU_CUBIC))
+    return null;
+  const [term1, term2] = xTerms;
+  const sum1 = index.use(direct.outputs[0], "Add", (n) => n.inputs.includes(term1.outputs[0]));
+  const sum2 = sum1 && index.use(sum1.outputs[0], "Add", (n) => n.inputs.includes(term2.outputs[0]));
+  const sum3 = sum2 && index.use(sum2.outputs[0], "Add", (n) => n.inputs.includes(term3.outputs[0]));
+  if (!sum3) return null;
+
+  const fresh = index.freshNames("gelu");
+  const k = (value: number) => index.constant(dtype, value);
+  const cValue = GELU_SCALE;
+  const [x2, t1, t2, uu, s, oneMinus, sd, sdx, d1, d2, q1, q2] = Array.from({ length: 12 }, fresh);
+  const node = (op: string, inputs: string[], output: string): OnnxNode => ({
+    op,
+    inputs,
+    outputs: [output],
+  });
+  const forwardNodes = [
+    node("Mul", [x, x], x2),
+    node("Mul", [x2, k(cValue * GELU_CUBIC)], t1),
+    node("Add", [t1, k(cValue)], t2),
+    node("Mul", [t2, x], uu),
+    node("Sigmoid", [uu], s),
+    node("Mul", [x, s], root.outputs[0]),
+  ];
+  const backwardNodes = [
+    node("Sub", [k(1), s], oneMinus),
+    node("Mul", [s, oneMinus], sd),
+    node("Mul", [sd, x], sdx),
+    node("Mul", [x2, k(3 * cValue * GELU_CUBIC)], d1),
+    node("Add", [d1, k(cValue)], d2),
+    node("Mul", [sdx, d2], q1),
+    node("Add", [q1, s], q2),
+    node("Mul", [q2, g], sum3.outputs[0]),
+  ];
+  const backward = [lessHigh, lessLow, r2, negR2, times, xg, direct, de, negDe, whereLow, whereHigh, gu];
+  return {
+    name: "GeluWithGradient",
+    remove: [...forward.nodes, ...backward, gux, guxa, term1, term2, term3, sum1, sum2, sum3],
+    emit: new Map([
+      [root, forwardNodes],
+      [sum3, backwardNodes],
+    ]),
+    keep: [root.outputs[0], sum3.outputs[0]],
+    constants: index.takeConstants(),
+  };
+}
+
+/** The input of a binary node that is not `name`. */
+function other(node: OnnxNode, name: string): string {
+  return node.inputs[0] === name ? node.inputs[1] : node.inputs[0];
+}
+
+const MATCHERS = [matchLayerNorm, matchSoftmax, matchLogSoftmax, matchGelu, matchGeluWithGradient];
+
+/** Whether every value the match removes is used inside it alone (those it keeps excepted). */
 function selfContained(index: GraphIndex, match: Match): boolean {
-  const inside = new Set(match.inside);
-  const produced = new Set(match.inside.flatMap((node) => node.outputs));
+  const removed = new Set(match.remove);
+  if (removed.size !== match.remove.length) return false;
+  const keep = new Set(match.keep);
+  const produced = new Set(match.remove.flatMap((node) => node.outputs).filter((name) => !keep.has(name)));
   const usedInside = new Map<string, number>();
-  for (const node of [match.root, ...match.inside])
+  for (const node of match.remove)
     for (const input of node.inputs)
       if (produced.has(input)) usedInside.set(input, (usedInside.get(input) ?? 0) + 1);
   for (const name of produced) {
     if (index.outputs.has(name)) return false;
     if ((index.uses.get(name) ?? 0) !== (usedInside.get(name) ?? 0)) return false;
   }
-  return inside.size === match.inside.length && !inside.has(match.root);
+  return true;
 }
 
 /**
- * The graph with every self-contained pattern replaced by its fused operator (in place of the
- * pattern's last node, so the order stays topological), and how many of each it fused.
+ * The graph with every self-contained pattern rewritten (each emitted group in place of its
+ * anchor, so the order stays topological), and how many of each it rewrote.
  */
 export function fuseGraph(
   graph: OnnxGraph,
@@ -319,20 +502,23 @@ export function fuseGraph(
 ): { graph: OnnxGraph; counts: FusionCounts } {
   const index = new GraphIndex(graph, info);
   const removed = new Set<OnnxNode>();
-  const replaced = new Map<OnnxNode, OnnxNode>();
+  const emitted = new Map<OnnxNode, OnnxNode[]>();
+  const constants: OnnxTensor[] = [];
   const counts: FusionCounts = {};
   for (const node of graph.nodes) {
     if (removed.has(node)) continue;
     for (const matcher of MATCHERS) {
       const match = matcher(index, node);
-      if (!match || match.inside.some((n) => removed.has(n)) || !selfContained(index, match)) continue;
-      for (const inner of match.inside) removed.add(inner);
-      replaced.set(node, match.fused);
-      counts[match.fused.op] = (counts[match.fused.op] ?? 0) + 1;
+      index.takeConstants();
+      if (!match || match.remove.some((n) => removed.has(n)) || !selfContained(index, match)) continue;
+      for (const inner of match.remove) removed.add(inner);
+      for (const [anchor, nodes] of match.emit) emitted.set(anchor, nodes);
+      constants.push(...(match.constants ?? []));
+      counts[match.name] = (counts[match.name] ?? 0) + 1;
       break;
     }
   }
-  if (replaced.size === 0) return { graph, counts };
-  const nodes = graph.nodes.filter((node) => !removed.has(node)).map((node) => replaced.get(node) ?? node);
-  return { graph: { ...graph, nodes }, counts };
+  if (emitted.size === 0) return { graph, counts };
+  const nodes = graph.nodes.flatMap((node) => emitted.get(node) ?? (removed.has(node) ? [] : [node]));
+  return { graph: { ...graph, nodes, initializers: [...graph.initializers, ...constants] }, counts };
 }
