@@ -264,6 +264,10 @@ export async function runVerlEpisode(
     });
     let loop: Trajectory | null = null;
     let failure: string | undefined;
+    const stopped = () =>
+      input.signal?.aborted
+        ? "the agent-server is shutting down"
+        : `timeout: the episode ran past ${setup.timeoutMs} ms`;
     try {
       [loop] = await runEpisodes({
         policy,
@@ -275,12 +279,13 @@ export async function runVerlEpisode(
         signal,
       });
     } catch (error) {
-      failure = signal.aborted
-        ? `timeout: the episode ran past ${setup.timeoutMs} ms`
-        : `the episode failed: ${(error as Error).message}`;
+      failure = signal.aborted ? stopped() : `the episode failed: ${(error as Error).message}`;
     }
     const loopError =
-      loop?.endReason === "policy-error" ? String(loop.info?.error ?? "policy error") : undefined;
+      loop?.endReason === "policy-error"
+        ? `${signal.aborted ? `${stopped()}: ` : ""}${String(loop.info?.error ?? "policy error")}`
+        : undefined;
+    if (loop && loopError) loop = { ...loop, info: { ...loop.info, error: loopError } };
     const built = gateway.finishEpisode(episodeId, {
       finalAnswer: loop?.finalAnswer ?? null,
       ...(failure || loopError ? { error: failure ?? loopError } : {}),

@@ -418,6 +418,39 @@ test("--agent: a user's agent through the agent-server gets exact ids and the ve
   }
 });
 
+test("an upstream that never answers: the episode times out as a failed episode; a full queue answers 503", async () => {
+  const hanging = createServer(() => {});
+  await new Promise<void>((done) => hanging.listen(0, "127.0.0.1", done));
+  const base_url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/v1`;
+  const server = await startAgentServer({
+    port: 0,
+    concurrency: 1,
+    maxQueue: 0,
+    episodeTimeoutMs: 400,
+    log: () => {},
+  });
+  try {
+    const [task] = rolloutTasks({ split: "test", count: 1, seed: 3 });
+    const post = () =>
+      fetch(`${server.url}/v1/episodes`, {
+        method: "POST",
+        body: JSON.stringify({ task, upstream: { base_url, model: "m" } }),
+      });
+    const first = post();
+    await new Promise((done) => setTimeout(done, 100));
+    const second = await post();
+    assert.equal(second.status, 503, "one running, none may wait");
+    const timedOut = await (await first).json();
+    assert.equal(timedOut.end_reason, "policy-error");
+    assert.equal(timedOut.reward_score, 0);
+    assert.match(timedOut.error, /timed out|timeout|aborted/i);
+  } finally {
+    await server.close();
+    hanging.closeAllConnections();
+    await new Promise((done) => hanging.close(done));
+  }
+});
+
 test("failures are data, bad requests are 400 naming the field, the token is required", async () => {
   const server = await startAgentServer({ port: 0, token: "secret", log: () => {} });
   const dead = createServer();

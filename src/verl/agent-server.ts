@@ -233,7 +233,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
       topP: request.sampling?.top_p ?? 1,
       topK: request.sampling?.top_k ?? null,
     };
-    if (slots.waiting >= maxQueue)
+    if (slots.active >= concurrency && slots.waiting >= maxQueue)
       throw new RequestError(503, `the agent-server has ${slots.waiting} episodes waiting (--max-queue)`);
     if (closing.signal.aborted) throw new RequestError(503, "the agent-server is shutting down");
     stats.waiting++;
