@@ -266,6 +266,7 @@ export function register(program: Command): void {
       const format = parseChoice("--format", options.format, EXPORT_FORMATS);
       let written: number;
       let tools: string[];
+      let datasetClass: string | undefined;
       if (format === "verl-parquet") {
         const summary = exportVerlParquet(dir, options.out, {
           correctOnly: Boolean(options.correctOnly),
@@ -273,6 +274,7 @@ export function register(program: Command): void {
         });
         written = summary.written;
         tools = summary.tools.map((tool) => tool.name);
+        datasetClass = summary.datasetClass;
       } else {
         const store = openRunDirectory(dir, { readOnly: true });
         try {
@@ -288,11 +290,18 @@ export function register(program: Command): void {
         }
       }
       if (options.json)
-        console.log(JSON.stringify({ directory: dir, out: options.out, format, written, tools }));
-      else
+        console.log(
+          JSON.stringify({ directory: dir, out: options.out, format, written, tools, datasetClass }),
+        );
+      else {
         console.log(
           `wrote ${written} trajectories of ${dir} to ${options.out} (${format}; tools: ${tools.join(", ")})`,
         );
+        if (datasetClass)
+          console.log(
+            `verl reads it with ${datasetClass}: data.custom_cls.path=${datasetClass} data.custom_cls.name=AgentrlMultiTurnSFTDataset`,
+          );
+      }
     });
 }
 
