@@ -67,6 +67,12 @@ const DataSchema = z
     /** Tool failure rate while collecting real trajectories. */
     noise: rate,
     /**
+     * The scripted source of real trajectories: `expert` repeats a failed call; `expert-adapt`
+     * recovers as a real agent does (retries an error once, then rephrases; rephrases after no
+     * results; re-checks a wrong document).
+     */
+    expert: z.enum(["expert", "expert-adapt"]),
+    /**
      * Real trajectories of a model too: samples per task of the strong base's own rollouts in the
      * noisy environment, kept only when correct (rejection sampling), added to the expert's; 0: the
      * scripted expert alone.
@@ -224,7 +230,7 @@ const DEFAULT: RecipeConfig = {
     batch: 64,
   },
   select: { tasks: 96, m: 4 },
-  data: { tasks: 800, withheldShare: 0.3, noise: 0.2, modelSamples: 1 },
+  data: { tasks: 800, withheldShare: 0.3, noise: 0.2, expert: "expert", modelSamples: 1 },
   sft: { steps: 60, tokensPerStep: 4096, learningRate: 3e-4 },
   rl: {
     steps: 8,

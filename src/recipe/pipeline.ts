@@ -142,6 +142,15 @@ export function resultOf<T>(results: StageResults, name: string): T {
   return results[name] as T;
 }
 
+/**
+ * The data config a data stage's key depends on: the scripted source only where it is used and not
+ * the original expert (so adding the choice left the keys of existing runs as they were).
+ */
+function dataSlice(config: RecipeConfig, kind: "real" | "stitched"): Record<string, unknown> {
+  const { expert, ...rest } = config.data;
+  return kind === "real" && expert !== "expert" ? { ...rest, expert } : rest;
+}
+
 /** Every dataset directory of a data stage's result. */
 export function dataDirectories(result: DataStageResult): string[] {
   return result.directories ?? [result.directory];
@@ -300,7 +309,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     name: "data-real",
     after: [],
     config: {
-      data: config.data,
+      data: dataSlice(config, "real"),
       seed: config.seed,
       base: config.data.modelSamples > 0 ? config.bases.strong : null,
     },
@@ -312,7 +321,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
       const models = config.data.modelSamples > 0 ? [config.bases.strong] : [];
       const parts = 1 + models.length;
       const expert = await collectDataset({
-        policy: "expert",
+        policy: config.data.expert,
         tasks: dataTasks,
         noise: config.data.noise,
         seed: mixSeeds(config.seed, 0xdb),
@@ -321,7 +330,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
         onProgress: ({ episodes, total }) => context.progress(episodes / total / parts, "expert"),
       });
       sources.push({
-        name: "expert",
+        name: config.data.expert,
         directory: expert.directory,
         trajectories: expert.kept,
         episodes: expert.episodes,
@@ -359,7 +368,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
   stages.push({
     name: "data-stitched",
     after: [],
-    config: { data: { ...config.data, noise: null }, seed: config.seed },
+    config: { data: { ...dataSlice(config, "stitched"), noise: null }, seed: config.seed },
     cost: STAGE_SECONDS.data(config.data.tasks) / 2,
     async run(context) {
       const result = stitchDataset({ tasks: dataTasks, out: ensureFresh(join(context.dir, "dataset")) });

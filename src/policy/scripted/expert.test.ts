@@ -155,3 +155,29 @@ test("the expert is a token-less text policy and refuses tasks without gold", as
     /no gold steps/,
   );
 });
+
+test("recovery adapt: after no results or a repeated error the expert rephrases; it still solves most noisy tasks", async () => {
+  const expert = createExpertPolicy({ recovery: "adapt" });
+  let correct = 0;
+  let rephrased = 0;
+  let repeatedAfterEmpty = 0;
+  const cases = suite("train", 4, 20);
+  for (const [i, { world, task }] of cases.entries()) {
+    const episode = await runMiniEpisode(expert, world, task, { seed: 1000 + i, noise: NOISE, maxTurns: 40 });
+    if (episode.correct) correct++;
+    episode.turns.forEach((turn, k) => {
+      const next = episode.turns[k + 1];
+      if (next?.action.type !== "tool-call" || turn.action.type !== "tool-call") return;
+      if (turn.action.tool !== "search" || episode.statuses[k] !== "empty") return;
+      if (next.text === turn.text) repeatedAfterEmpty++;
+      else rephrased++;
+    });
+  }
+  assert.ok(rephrased > 10, `${rephrased} rephrasings after no results`);
+  assert.equal(repeatedAfterEmpty, 0, "no query is repeated verbatim after no results");
+  assert.ok(correct / cases.length >= 0.95, `noisy success ${correct}/${cases.length}`);
+  assert.throws(
+    () => createExpertPolicy({ recovery: "pray" as never }),
+    /recovery must be one of repeat, adapt/,
+  );
+});

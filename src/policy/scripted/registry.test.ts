@@ -39,7 +39,7 @@ test("every registered name gives a token-less text policy; an unknown name list
   }
   assert.throws(
     () => scriptedPolicy("oracle"),
-    /unknown scripted policy "oracle" \(valid: expert, guesser, vague, sloppy, quitter, mixed\)/,
+    /unknown scripted policy "oracle" \(valid: expert, expert-adapt, guesser, vague, sloppy, quitter, mixed\)/,
   );
   assert.ok(Math.abs(MIXED_COMPONENTS.reduce((sum, c) => sum + c.weight, 0) - 1) < 1e-9);
 });

@@ -7,7 +7,15 @@ import { BEHAVIOUR_PRESETS, type BehaviourOptions, createBehaviourPolicy } from 
 import { createExpertPolicy } from "./expert.ts";
 import { createMixturePolicy } from "./mixture.ts";
 
-export const SCRIPTED_POLICY_NAMES = ["expert", "guesser", "vague", "sloppy", "quitter", "mixed"] as const;
+export const SCRIPTED_POLICY_NAMES = [
+  "expert",
+  "expert-adapt",
+  "guesser",
+  "vague",
+  "sloppy",
+  "quitter",
+  "mixed",
+] as const;
 export type ScriptedPolicyName = (typeof SCRIPTED_POLICY_NAMES)[number];
 
 /** Components of `mixed`: weight and behaviour of each (weights sum to 1). */
@@ -24,6 +32,8 @@ export function scriptedPolicy(name: string): Policy {
   switch (name) {
     case "expert":
       return createExpertPolicy();
+    case "expert-adapt":
+      return createExpertPolicy({ id: "expert-adapt", recovery: "adapt" });
     case "guesser":
     case "vague":
     case "sloppy":

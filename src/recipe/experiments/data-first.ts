@@ -26,7 +26,7 @@ function dataSources(data: DataStageResult): string {
   return data.sources
     .map(
       (source) =>
-        `${source.trajectories} of ${source.name === "expert" ? "the scripted expert's" : `${source.name}'s own`} ${source.episodes} episodes`,
+        `${source.trajectories} of ${source.name.startsWith("expert") ? `the scripted ${source.name}'s` : `${source.name}'s own`} ${source.episodes} episodes`,
     )
     .join(" + ");
 }
