@@ -141,9 +141,8 @@ export function withCallIds(
       startsWith(call.promptTokenIds, context);
     if (!exact) {
       if (aligned && context !== null && call?.promptTokenIds && choice?.tokenIds) prefixBreaks++;
-      // The exact part ended: the previous turn's observation ids are unknown too.
-      const previous = turns[j - 1];
-      if (previous?.observation && context !== null) turns[j - 1] = textOnly(previous);
+      // The exact part ended (the previous turn's observation ids, set only from an extending
+      // next call, stay empty).
       context = null;
       turns.push(textOnly(turn));
       continue;
@@ -322,10 +321,13 @@ export async function runVerlEpisode(
   const sequence = verlSequence(trajectory);
   const cut = input.responseLength ?? Number.POSITIVE_INFINITY;
   const truncated = sequence.responseIds.length > cut;
+  const answered = calls.filter((call) => !call.error && call.choices.length > 0);
   const error =
     trajectory.endReason === "policy-error"
       ? String(trajectory.info?.error ?? (gatewayInfo ? "an upstream call failed" : "policy error"))
-      : null;
+      : answered.length > 0 && !answered[0].promptTokenIds
+        ? `the rollout server ${gateway.model} returned no token ids (it needs vLLM's return_token_ids): the response is empty`
+        : null;
   const output: VerlEpisode = {
     episode_id: gatewayInfo?.episodeId ?? trajectory.id,
     prompt_ids: sequence.promptIds,

@@ -500,8 +500,18 @@ test("failures are data, bad requests are 400 naming the field, the token is req
     });
     assert.equal(fileTask.status, 400);
     assert.match((await fileTask.json()).error.message, /--verifier/);
+    // A rollout server without token ids (a scripted policy): said, never papered over with made-up ids.
+    const scripted = await resolveUpstream("expert");
+    try {
+      const plain = await (await post({ task, upstream: { base_url: scripted.baseURL } })).json();
+      assert.equal(plain.end_reason, "answer");
+      assert.deepEqual(plain.response_ids, []);
+      assert.match(plain.error, /returned no token ids/);
+    } finally {
+      await scripted.close?.();
+    }
     const health = await (await fetch(`${server.url}/health`)).json();
-    assert.equal(health.episodes, 2);
+    assert.equal(health.episodes, 3);
     assert.equal(health.failed, 2);
   } finally {
     await server.close();

@@ -157,6 +157,8 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   const closing = new AbortController();
   const stats = { running: 0, waiting: 0, episodes: 0, failed: 0 };
   const models = new Map<string, Promise<string>>();
+  /** Rollout servers already reported for answering without token ids. */
+  const noIds = new Set<string>();
   const gateways = new Map<string, Promise<EpisodeGateway & { close(): Promise<void> }>>();
 
   const modelOf = (baseURL: string): Promise<string> => {
@@ -277,6 +279,10 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
         );
         stats.episodes++;
         if (result.output.end_reason === "policy-error") stats.failed++;
+        if (result.output.prompt_ids.length === 0 && result.output.end_reason !== "policy-error") {
+          if (!noIds.has(upstream.baseURL)) log(`agent-server: WARNING ${result.output.error}`);
+          noIds.add(upstream.baseURL);
+        }
         try {
           options.onEpisode?.(result);
         } catch (error) {
