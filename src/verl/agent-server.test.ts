@@ -278,7 +278,9 @@ test("verl's agent loop (python3, stub verl) gets the exact sampled ids, mask, l
     // All stored, each once, with the same ids.
     const stored = f.store.trajectories(f.run.id);
     assert.equal(stored.length, 100);
-    const storedIds = new Set(stored.map((t) => (t.info?.gateway as { episodeId: string }).episodeId));
+    const storedIds = new Set(
+      stored.map((t) => (t.info?.gateway as { episodeId: string } | undefined)?.episodeId),
+    );
     assert.deepEqual(storedIds, ids);
   }
 });
@@ -407,7 +409,10 @@ test("--agent: a user's agent through the agent-server gets exact ids and the ve
       const P = output.prompt_ids.length;
       assert.ok(own.some((call) => call.prompt.length === P));
       const mask = output.response_ids.map(() => 0);
-      for (const call of own) call.sampled.forEach((_, t) => (mask[call.prompt.length - P + t] = 1));
+      for (const call of own)
+        call.sampled.forEach((_, t) => {
+          mask[call.prompt.length - P + t] = 1;
+        });
       assert.deepEqual(output.response_mask, mask, `episode ${i}: mask 1 exactly on sampled ids`);
       const last = own.reduce((a, b) => (b.prompt.length > a.prompt.length ? b : a));
       const correct = output.end_reason === "answer" && checkAnswer(tasks[i], last.content);
