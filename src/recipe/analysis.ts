@@ -240,7 +240,7 @@ export function powerNote(difference: PairedDifference | null, margin = 0): stri
   const { lower, upper } = difference.interval;
   const half = (upper - lower) / 2;
   if (half <= 0) {
-    return ` [interval of zero width: both sides equal on every task (at a floor or ceiling); more tasks cannot call it, the experiment needs tasks where the models differ]`;
+    return ` [interval of zero width: the two sides scored the same on every task (often both at 0 or 1); more of the same tasks cannot call it: the models must differ somewhere, by more training or on tasks they do not both fail or both solve]`;
   }
   // for the claim: mean − half > 0; against it: mean + half below the margin (or below 0)
   const mean = difference.mean;

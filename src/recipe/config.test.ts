@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { loadRecipeConfigFile, PRESET_CONFIGS, parseRecipeConfig, RECIPE_PRESETS } from "./config.ts";
+import { recipeStages } from "./pipeline.ts";
 
 test("every preset validates and the presets grow in size", () => {
   for (const preset of RECIPE_PRESETS) assert.equal(parseRecipeConfig({}, preset).preset, preset);
@@ -66,4 +67,26 @@ test("a config file's errors name the file: unreadable, invalid JSON (line and c
   const good = join(dir, "good.json");
   writeFileSync(good, JSON.stringify({ rl: { steps: 3 } }));
   assert.equal(loadRecipeConfigFile(good, "quick").rl.steps, 3);
+});
+
+test("the plan: real data from the chosen expert and the strong base's own episodes; a paired final evaluation per credit run", () => {
+  const plan = (override: object) => recipeStages(parseRecipeConfig(override, "quick"));
+  const stages = plan({});
+  const config = PRESET_CONFIGS.quick;
+  for (const model of ["base", ...config.credit.estimators]) {
+    const stage = stages.find((s) => s.name === `credit-eval-${model}`);
+    assert.ok(stage, `credit-eval-${model}`);
+    assert.deepEqual(stage.after, model === "base" ? [] : [`credit-${model}`]);
+  }
+  const dataReal = (override: object) =>
+    plan(override).find((s) => s.name === "data-real")!.config as {
+      data: Record<string, unknown>;
+      base: string | null;
+    };
+  // the scripted source enters the key only when it is not the original expert (old runs keep their keys)
+  assert.equal("expert" in dataReal({}).data, false);
+  assert.equal(dataReal({ data: { expert: "expert-adapt" } }).data.expert, "expert-adapt");
+  assert.equal(dataReal({}).base, config.bases.strong);
+  assert.equal(dataReal({ data: { modelSamples: 0 } }).base, null);
+  assert.throws(() => parseRecipeConfig({ data: { expert: "oracle" } }), /data\.expert/);
 });

@@ -117,6 +117,27 @@ test("the report renders in headless Chromium with every section and drawn plots
         rows.filter((row) => /REPRODUCED|INCONCLUSIVE|NOT MEASURED/.test(row.textContent ?? "")).length,
     );
     assert.ok(verdictRows > 5, `${verdictRows} verdict rows`);
+    // status cells are coloured: green / red / amber backgrounds, one per verdict in the summary at least
+    const toned = await page.$$eval("td[class^='tone-']", (cells) =>
+      cells.map((cell) => getComputedStyle(cell).backgroundColor),
+    );
+    const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;
+    assert.ok(toned.length >= report.verdicts.length, `${toned.length} toned cells`);
+    assert.ok(
+      toned.every((color) => color !== "rgba(0, 0, 0, 0)"),
+      "a toned cell has a background",
+    );
+    // one real trajectory of each source and one stitched trajectory are shown
+    const text = (await page.textContent("body")) ?? "";
+    assert.match(text, /real \(expert[^)]*\): CORRECT/);
+    assert.match(text, /real \(models\/base-strong\): CORRECT/);
+    assert.match(text, /stitched: CORRECT/);
+    if (report.verdicts.some((v) => v.status === "not reproduced")) {
+      assert.ok(
+        titles.includes("Claims the lab calls against the seed"),
+        "claims called against the seed have a section",
+      );
+    }
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();
