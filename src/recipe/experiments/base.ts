@@ -60,6 +60,8 @@ export async function baseExperiment(context: ReportContext): Promise<Experiment
       status: positiveStatus(strongVsWeak, context.margin),
       difference: strongVsWeak,
       evidence: `${formatDifference(strongVsWeak, "pass@1 RL(strong) − RL(weak)")}; RL steps without any group with signal: strong ${rows[0].skipped.noSignal.length}, weak ${rows[1].skipped.noSignal.length} of ${config.rl.steps}`,
+      explanation: `Start pass@1 strong ${fixed(rows[0].startPassAt1)}, weak ${fixed(rows[1].startPassAt1)}; after the same RL strong ${fixed(rows[0].rlPassAt1)}, weak ${fixed(rows[1].rlPassAt1)}.`,
+      exampleStage: "rl-weak",
     },
     {
       experiment: "base",
@@ -71,6 +73,11 @@ export async function baseExperiment(context: ReportContext): Promise<Experiment
             `${row.name}: start pass@${n} ${fixed(row.startPassAtN)} → RL pass@1 ${fixed(row.rlPassAt1)} (${formatDifference(row.aboveBound, "RL pass@1 − start")})`,
         )
         .join("; "),
+      explanation: `RL ended above its start's pass@${n} beyond noise from ${rows
+        .filter((row) => (row.aboveBound?.interval.lower ?? 0) > 0)
+        .map((row) => row.name)
+        .join(", ")}: RL found solutions that start did not sample in ${n} tries.`,
+      exampleStage: "rl-base",
     },
   ];
   finishVerdicts(v, context.margin);

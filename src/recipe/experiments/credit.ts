@@ -114,13 +114,18 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
       seconds: rl.seconds,
     })),
     byHops: hops,
+    test: {
+      tasks: credit.testTasks,
+      n: credit.testN,
+      passAt1: Object.fromEntries(["base", ...credit.estimators].map((model) => [model, testPass1(model)])),
+    },
   };
   const section: Section = {
     title: "3. Credit assignment and variance on long chains",
     blocks: [
       {
         type: "paragraph",
-        text: `One RL run per estimator from the strong base on the ${credit.family} family (${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize}; reward ${credit.reward} for all: outcome-only estimators read its exact-match outcome, turn-level ones also its turn rewards, which pay each distinct gold fact once). Held-out pass@1 is tracked on ${credit.evalTasks} test tasks × ${credit.evalSamples} samples every ${credit.evalEvery} steps.`,
+        text: `One RL run per estimator from the strong base on the ${credit.family} family (${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize}; reward ${credit.reward} for all: outcome-only estimators read its exact-match outcome, turn-level ones also its turn rewards, which pay each distinct gold fact once). Rollouts and the held-out tracking sample at temperature ${credit.temperature} (at 1 the base almost never completes a chain, and groups carry no signal); every run uses learning rate ${credit.learningRate}. Held-out pass@1 is tracked on ${credit.evalTasks} test tasks × ${credit.evalSamples} samples every ${credit.evalEvery} steps; the verdicts compare every run's final checkpoint (and the base) on the same ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples at the main evaluation's sampling (temperature ${config.eval.temperature}, top-p ${config.eval.topP}, tool noise ${config.eval.noise}), paired over tasks.`,
       },
       {
         type: "svg",

@@ -44,6 +44,8 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
       status: positiveStatus(baseDrop, context.margin),
       difference: baseDrop,
       evidence: formatDifference(baseDrop, `pass@1 at ${low} − at ${high}`),
+      explanation: `The strong base's pass@1 on the same ${noise.evalTasks} tasks × ${noise.evalN} samples: ${noise.rates.map((rate) => `${fixed(at("base", rate).passAt1)} at noise ${rate}`).join(", ")}; it retries ${fixed(at("base", high).retry)} of its failed calls, so most injected failures are recovered before they cost the answer.`,
+      exampleStage: noiseRlStageName("naive"),
     },
     {
       experiment: "noise",
@@ -51,6 +53,8 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
       status: positiveStatus(awareVsNaive, context.margin),
       difference: awareVsNaive,
       evidence: `${formatDifference(awareVsNaive, "pass@1 aware − naive")}; retries after a tool error: aware ${fixed(at("aware", high).retry)}, naive ${fixed(at("naive", high).retry)}, base ${fixed(at("base", high).retry)}`,
+      explanation: `pass@1 by evaluation noise, naive: ${noise.rates.map((rate) => fixed(at("naive", rate).passAt1)).join(" / ")}, noise-aware: ${noise.rates.map((rate) => fixed(at("aware", rate).passAt1)).join(" / ")}, base: ${noise.rates.map((rate) => fixed(at("base", rate).passAt1)).join(" / ")} (at ${noise.rates.join(" / ")}). The noise-aware run is ${(at("aware", low).passAt1 ?? 0) < (at("naive", low).passAt1 ?? 0) ? `lower at every rate, without noise too: the difference is in what its ${noise.steps} RL steps did to the model overall, not in how it handles failures` : "no better under noise"}; tool calls per episode at ${high}: aware ${fixed(at("aware", high).toolCalls, 2)}, naive ${fixed(at("naive", high).toolCalls, 2)}.`,
+      exampleStage: noiseRlStageName("aware"),
     },
   ];
   finishVerdicts(v, context.margin);
