@@ -9,6 +9,7 @@ import {
   groupDifference,
   marginNote,
   meanPassAtK,
+  noSignalProbability,
   pairedDifference,
   positiveStatus,
   powerNote,
@@ -133,4 +134,26 @@ test("the margin calls a claim against the seed when the interval rules out an e
   assert.match(powerNote(wide, 0.05), /half-width 0\.110 over 40 tasks.*about 303 tasks/);
   const positive = { mean: 0.1, interval: { lower: -0.02, upper: 0.22 }, tasks: 30 };
   assert.match(powerNote(positive), /about 44 tasks \(×1\.5\)/);
+});
+
+test("no-signal probability of a group of g drawn from n samples; a bound exceeded by less than the margin holds", () => {
+  const count = (n: number, c: number): TaskCount => ({
+    taskId: "t",
+    family: "lookup",
+    n,
+    c,
+    policyErrors: 0,
+  });
+  assert.equal(noSignalProbability(count(8, 0), 4), 1);
+  assert.equal(noSignalProbability(count(8, 8), 4), 1);
+  // n = 4, c = 2, g = 2: pairs {cc}=1, {ww}=1 of C(4,2)=6
+  assert.ok(Math.abs(noSignalProbability(count(4, 2), 2) - 2 / 6) < 1e-12);
+  assert.equal(noSignalProbability(count(8, 1), 8), 0);
+  const tiny = { mean: 0.002, interval: { lower: 0, upper: 0.005 }, tasks: 32 };
+  assert.equal(boundStatus([tiny]), "inconclusive");
+  assert.equal(boundStatus([tiny], 0.05), "reproduced");
+  assert.equal(
+    boundStatus([{ mean: 0.2, interval: { lower: 0.1, upper: 0.3 }, tasks: 32 }], 0.05),
+    "not reproduced",
+  );
 });

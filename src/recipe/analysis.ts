@@ -86,14 +86,17 @@ export function crossDifference(
 
 /**
  * Status of an upper-bound claim ("x ≤ bound" for every case), from each case's paired
- * difference x − bound: not reproduced when some case is above its bound beyond its interval,
- * reproduced when no case is above it at all, inconclusive in between (above, within noise).
+ * difference x − bound: not reproduced when some case is above its bound (by more than `margin`)
+ * beyond its interval, reproduced when no case is above it at all (or, with a margin, every
+ * interval stays below the margin), inconclusive in between (above, within noise).
  */
-export function boundStatus(differences: readonly (PairedDifference | null)[]): VerdictStatus {
+export function boundStatus(differences: readonly (PairedDifference | null)[], margin = 0): VerdictStatus {
   if (differences.length === 0 || differences.some((d) => d === null)) return "not measured";
   const measured = differences as readonly PairedDifference[];
-  if (measured.some((d) => d.interval.lower > 0)) return "not reproduced";
-  if (measured.every((d) => d.mean <= 1e-9)) return "reproduced";
+  // with a margin, exceeding the bound by less than it does not count: above it beyond noise breaks
+  // the claim, and a case whose interval stays below it keeps the claim
+  if (measured.some((d) => d.interval.lower > margin)) return "not reproduced";
+  if (measured.every((d) => d.mean <= 1e-9 || (margin > 0 && d.interval.upper < margin))) return "reproduced";
   return "inconclusive";
 }
 
@@ -172,6 +175,24 @@ export function zeroSignalByHops(counts: readonly TaskCount[], hops: number): nu
   return counts
     .filter((count) => count.n > 0 && hopsOf(count) === hops)
     .map((count) => (count.c === 0 || count.c === count.n ? 1 : 0));
+}
+
+/**
+ * The probability that a GRPO group of `g` rollouts of a task carries no signal (all correct or all
+ * wrong), estimated without bias from the task's n samples with c correct: a group is a draw of g
+ * of them without replacement, so P = [C(c, g) + C(n − c, g)] / C(n, g). Unlike "all n samples
+ * agree", it does not depend on how many samples the evaluation took (n ≥ g).
+ */
+export function noSignalProbability(count: TaskCount, g: number): number {
+  const { n, c } = count;
+  const size = Math.min(g, n);
+  // C(k, size) / C(n, size) = prod_{i<size} (k − i) / (n − i)
+  const ratio = (k: number) => {
+    let value = 1;
+    for (let i = 0; i < size; i++) value *= Math.max(0, k - i) / (n - i);
+    return value;
+  };
+  return ratio(c) + ratio(n - c);
 }
 
 /**

@@ -66,15 +66,23 @@ export async function baseExperiment(context: ReportContext): Promise<Experiment
     {
       experiment: "base",
       claim: `the start's pass@${n} bounds where RL ends (RL pass@1 ≤ start pass@${n})`,
-      status: boundStatus(rows.map((row) => row.aboveBound)),
+      status: boundStatus(
+        rows.map((row) => row.aboveBound),
+        context.margin,
+      ),
       evidence: rows
         .map(
           (row) =>
             `${row.name}: start pass@${n} ${fixed(row.startPassAtN)} → RL pass@1 ${fixed(row.rlPassAt1)} (${formatDifference(row.aboveBound, "RL pass@1 − start")})`,
         )
-        .join("; "),
+        .join("; ")
+        .concat(
+          context.margin > 0
+            ? `; exceeding a bound by less than the margin ${context.margin} does not count`
+            : "",
+        ),
       explanation: `RL ended above its start's pass@${n} beyond noise from ${rows
-        .filter((row) => (row.aboveBound?.interval.lower ?? 0) > 0)
+        .filter((row) => (row.aboveBound?.interval.lower ?? 0) > context.margin)
         .map((row) => row.name)
         .join(", ")}: RL found solutions that start did not sample in ${n} tries.`,
       exampleStage: "rl-base",

@@ -6,11 +6,12 @@ import {
   formatDifference,
   groupDifference,
   type HopRow,
+  hopsOf,
   meanPassAtK,
+  noSignalProbability,
   pairedDifference,
   positiveStatus,
   type Verdict,
-  zeroSignalByHops,
 } from "../analysis.ts";
 import { creditEvalStageName, creditStageName } from "../pipeline.ts";
 import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
@@ -83,22 +84,33 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
         : {}),
     });
   }
-  const shortest = hops[0];
-  const longest = hops[hops.length - 1];
-  const signalShift =
-    hops.length >= 2
-      ? groupDifference(
-          zeroSignalByHops(evals.base.counts, shortest.hops),
-          zeroSignalByHops(evals.base.counts, longest.hops),
-          seed,
-        )
-      : null;
+  // no-signal groups by chain length, over every evaluation of the strong base at the main sampling
+  // (the main test tasks and the family's test tasks), for groups of the credit runs' size
+  const seen = new Set<string>();
+  const baseCounts = [...evals.base.counts, ...tested("base")].filter(
+    (count) => !seen.has(count.taskId) && seen.add(count.taskId) && count.n >= credit.groupSize,
+  );
+  const pooledHops: HopRow[] = byHops(baseCounts);
+  const noSignal = (keep: (hops: number) => boolean) =>
+    baseCounts
+      .filter((count) => {
+        const hopCount = hopsOf(count);
+        return hopCount !== null && keep(hopCount);
+      })
+      .map((count) => noSignalProbability(count, credit.groupSize));
+  const SHORT = 2;
+  const short = noSignal((h) => h <= SHORT);
+  const long = noSignal((h) => h > SHORT);
+  const signalShift = short.length > 0 && long.length > 0 ? groupDifference(short, long, seed) : null;
+  const mean = (values: number[]) => values.reduce((sum, x) => sum + x, 0) / Math.max(1, values.length);
   v.push({
     experiment: "credit",
-    claim: "longer chains leave more RL groups without signal (all rollouts agree)",
+    claim: `longer chains leave more RL groups without signal (all ${credit.groupSize} rollouts agree): ${SHORT + 1}+ hops vs 1-${SHORT}`,
     status: positiveStatus(signalShift, context.margin),
     difference: signalShift,
-    evidence: `zero-variance task fraction of the strong base by hops: ${hops.map((row) => `${row.hops}: ${fixed(row.zeroVariance, 2)}`).join(", ")} (${formatDifference(signalShift, `${longest?.hops} hops − ${shortest?.hops} hops`)}); per-task return variance p(1−p): ${hops.map((row) => `${row.hops}: ${fixed(row.returnVariance)}`).join(", ")}`,
+    evidence: `probability that a group of ${credit.groupSize} has no signal, from the strong base's ${baseCounts.length} evaluated tasks: 1-${SHORT} hops ${fixed(mean(short), 2)} (${short.length} tasks), ${SHORT + 1}+ hops ${fixed(mean(long), 2)} (${long.length} tasks) (${formatDifference(signalShift, "long − short")}); by hops: ${pooledHops.map((row) => `${row.hops}: pass rate ${fixed(row.passRate, 2)}, p(1−p) ${fixed(row.returnVariance)} (${row.tasks} tasks)`).join(", ")}`,
+    explanation: `Long chains are not harder to get signal from here: the base's pass rate by hops is ${pooledHops.map((row) => `${row.hops}: ${fixed(row.passRate, 2)}`).join(", ")}.`,
+    exampleStage: creditStageName("grpo"),
   });
   finishVerdicts(v, context.margin);
   const json = {
