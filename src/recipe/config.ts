@@ -157,6 +157,8 @@ const NoiseSchema = z
     /** Naive and noise-aware reward presets (the same terms; only the treatment of injected failures differs). */
     naiveReward: rewardPreset,
     awareReward: rewardPreset,
+    /** Learning rate of both runs (the RL trainer's default 2e-4 collapsed them below the base). */
+    learningRate: z.number().positive().max(1),
     steps: count,
     tasksPerStep: count,
     groupSize: z.number().int().min(2),
@@ -251,10 +253,10 @@ const DEFAULT: RecipeConfig = {
     temperature: 0.6,
     learningRate: 5e-5,
     evalEvery: 10,
-    evalTasks: 8,
-    evalSamples: 4,
+    evalTasks: 4,
+    evalSamples: 2,
     testTasks: 40,
-    testN: 8,
+    testN: 16,
   },
   noise: {
     rates: [0, 0.1, 0.3],
@@ -262,6 +264,7 @@ const DEFAULT: RecipeConfig = {
     estimator: "mt-grpo",
     naiveReward: "turn-credit",
     awareReward: "turn-credit-noise-aware",
+    learningRate: 5e-5,
     steps: 8,
     tasksPerStep: 6,
     groupSize: 4,

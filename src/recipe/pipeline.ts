@@ -475,7 +475,13 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
     stages.push({
       name: creditStageName(estimator),
       after: [],
-      config: { credit, estimator, base: config.bases.strong, seed: config.seed },
+      // the final evaluation's size does not change what a run trains
+      config: {
+        credit: { ...credit, testTasks: null, testN: null },
+        estimator,
+        base: config.bases.strong,
+        seed: config.seed,
+      },
       cost: STAGE_SECONDS.rl(
         1.6 * credit.steps * credit.tasksPerStep * credit.groupSize, // chains: ~1.6× the turns
         evalPoints * credit.evalTasks * credit.evalSamples,
@@ -568,6 +574,7 @@ export function recipeStages(config: RecipeConfig): StageSpec[] {
           noise: noise.trainRate,
           reward: variant === "naive" ? noise.naiveReward : noise.awareReward,
           estimator: noise.estimator,
+          learningRate: noise.learningRate,
           evalEvery: 0,
           maxExtraRollouts: noise.tasksPerStep * noise.groupSize,
           checkpointEvery: Math.max(1, Math.ceil(noise.steps / 2)),
