@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { Verdict } from "./analysis.ts";
-import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport, poolCounts } from "./compare.ts";
+import {
+  acrossRuns,
+  compareRecipeRuns,
+  comparisonMarkdown,
+  loadRecipeReport,
+  poolCounts,
+} from "./compare.ts";
 import { parseRecipeConfig } from "./config.ts";
 import type { RecipeReport } from "./report.ts";
 
@@ -77,6 +83,14 @@ test("compare: claims aligned by experiment and text, counted per status, estima
   assert.match(markdown, /\| 1 \/ 0 \/ 2 \| \+0\.020 \[\+0\.000, \+0\.040\] \|/);
   assert.match(markdown, /\| base \| bound \| reproduced \| reproduced \| — \| 2 \/ 0 \/ 0 \| — \|/);
   assert.doesNotMatch(markdown, /differ in more than the seed/);
+  // across runs: the bound is called at every run that has it; the gain is not decided, and the table says why
+  assert.deepEqual(acrossRuns(base), { decided: true, text: "reproduced at every run" });
+  assert.equal(acrossRuns(rl).decided, false);
+  assert.match(acrossRuns(rl).text, /runs disagree \(1 reproduced, 2 inconclusive\)/);
+  assert.match(
+    markdown,
+    /cannot decide 1 of 2 claims at this size: RL raises pass@1 over its base \(the runs disagree/,
+  );
 });
 
 test("compare: runs whose configs differ beyond the seed are flagged; a folder without a report fails clearly", () => {

@@ -196,6 +196,26 @@ function cell(verdict: ComparedClaim["verdicts"][number]): string {
   return verdict.difference ? `${verdict.status} ${estimate(verdict.difference)}` : verdict.status;
 }
 
+/**
+ * How the runs call one claim together: called (the same reproduced / not reproduced at every run)
+ * or not decided, and why (every run inconclusive, or runs that disagree).
+ */
+export function acrossRuns(claim: ComparedClaim): { decided: boolean; text: string } {
+  const measured = claim.verdicts.filter((verdict) => verdict && verdict.status !== "not measured");
+  if (measured.length === 0) return { decided: false, text: "not measured" };
+  const statuses = new Set(measured.map((verdict) => verdict!.status));
+  const [only] = [...statuses];
+  if (statuses.size === 1 && only !== "inconclusive") {
+    return { decided: true, text: `${only} at every run` };
+  }
+  if (statuses.size === 1)
+    return { decided: false, text: "cannot decide: inconclusive at every run (too small)" };
+  const parts = (["reproduced", "not reproduced", "inconclusive"] as const)
+    .filter((status) => claim.counts[status] > 0)
+    .map((status) => `${claim.counts[status]} ${status}`);
+  return { decided: false, text: `cannot decide: the runs disagree (${parts.join(", ")})` };
+}
+
 /** The comparison as a Markdown table (one row per claim, one column per run). */
 export function comparisonMarkdown(comparison: RecipeComparison): string {
   const n = comparison.runs.length;
@@ -205,6 +225,7 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     ...comparison.runs.map((run) => `seed ${run.seed} (${run.preset})`),
     `reproduced / not / inconclusive of ${n}`,
     "mean estimate [min, max]",
+    "across runs",
   ];
   const escapePipes = (text: string) => text.replaceAll("|", "\\|");
   const rows = comparison.claims.map((claim) => [
@@ -215,7 +236,9 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     claim.estimates
       ? `${signed(claim.estimates.mean)} [${signed(claim.estimates.min)}, ${signed(claim.estimates.max)}]`
       : "—",
+    acrossRuns(claim).text,
   ]);
+  const undecided = comparison.claims.filter((claim) => !acrossRuns(claim).decided);
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
   const pooledHeader = ["pooled over runs", "runs", "Δ [95% CI]", "status"];
   const pooled = comparison.pooled.filter((row) => row.runs > 0);
@@ -223,6 +246,10 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     line(header),
     line(header.map(() => "---")),
     ...rows.map(line),
+    "",
+    undecided.length === 0
+      ? `Every claim is called the same way at all ${n} runs.`
+      : `The lab cannot decide ${undecided.length} of ${comparison.claims.length} claims at this size: ${undecided.map((claim) => `${escapePipes(claim.claim)} (${acrossRuns(claim).text.replace("cannot decide: ", "")})`).join("; ")}. Each run's report says, per inconclusive claim, its interval's half-width and about how many tasks would call it.`,
     "",
     ...(pooled.length > 0
       ? [
