@@ -4,9 +4,10 @@
  * object merged over a preset (nested objects merge field by field), and a bad field fails before
  * any work with its path, the problem and, for choices, the valid values.
  *
- *   quick    ~3 min on 2 cores: every stage runs, far too small to separate most curves (the
- *            report says so where it is the case); what the test suite runs.
- *   default  ~15 min on 2 cores: what `npm start` runs.
+ *   quick    about a minute on 2 cores: every stage runs, far too small to separate most curves
+ *            (the report says so where it is the case); what the test suite runs.
+ *   default  what `npm start` runs, within 10 minutes on 2 cores: each experiment sized so its
+ *            difference can be called either way (k = 32, paired final evaluations, the margin).
  *   full     the same experiments with larger evaluations and longer training (README: duration).
  */
 import { readFileSync } from "node:fs";
