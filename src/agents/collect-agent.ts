@@ -11,9 +11,14 @@
  * timeout, rerun when an upstream call failed (as `eval --agent`).
  */
 import { hashString, mixSeeds } from "../core/random.ts";
-import type { CollectCounts, CollectDatasetResult, CollectOptions } from "../data/collect.ts";
+import {
+  type CollectCounts,
+  type CollectDatasetResult,
+  type CollectOptions,
+  keepPassing,
+} from "../data/collect.ts";
 import { createDatasetDirectory } from "../data/dataset.ts";
-import { type FilterCriterion, formatFilter, parseFilter, rejectionReason } from "../data/filter.ts";
+import { formatFilter, parseFilter } from "../data/filter.ts";
 import { type DatasetTaskOptions, datasetTasks } from "../data/tasks.ts";
 import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
 import type { Trajectory } from "../types/trajectory.ts";
@@ -67,31 +72,6 @@ export interface CollectAgentDatasetResult extends CollectDatasetResult {
  * Rejection sampling of one chunk, `collectTrajectories`' rule: per task, in sample order, an
  * episode is kept when it passes `filter` and the task has fewer than `maxKept` kept.
  */
-function keepPassing(
-  bySample: readonly Trajectory[][],
-  filter: readonly FilterCriterion[],
-  maxKept: number,
-  counts: CollectCounts,
-): Trajectory[] {
-  const kept: Trajectory[] = [];
-  for (const samples of bySample) {
-    let keptOfTask = 0;
-    for (const trajectory of samples) {
-      const reason = rejectionReason(trajectory, filter) ?? (keptOfTask >= maxKept ? "over-quota" : null);
-      if (reason) {
-        counts.rejected++;
-        counts.rejections[reason] = (counts.rejections[reason] ?? 0) + 1;
-        continue;
-      }
-      keptOfTask++;
-      kept.push(trajectory);
-    }
-    if (keptOfTask > 0) counts.tasksWithKept++;
-  }
-  counts.kept += kept.length;
-  return kept;
-}
-
 export async function collectAgentDataset(
   options: CollectAgentDatasetOptions,
 ): Promise<CollectAgentDatasetResult> {

@@ -57,6 +57,36 @@ export interface CollectCounts {
   tasksWithKept: number;
 }
 
+/**
+ * Rejection sampling over each task's samples (one list per task): the trajectories that pass the
+ * filter, at most `maxKept` per task, in order; the counts are updated (kept, rejections by
+ * reason, `over-quota` for passing ones past the quota, tasks with a kept trajectory).
+ */
+export function keepPassing(
+  bySample: readonly (readonly Trajectory[])[],
+  filter: readonly FilterCriterion[],
+  maxKept: number,
+  counts: CollectCounts,
+): Trajectory[] {
+  const kept: Trajectory[] = [];
+  for (const samples of bySample) {
+    let keptOfTask = 0;
+    for (const trajectory of samples) {
+      const reason = rejectionReason(trajectory, filter) ?? (keptOfTask >= maxKept ? "over-quota" : null);
+      if (reason) {
+        counts.rejected++;
+        counts.rejections[reason] = (counts.rejections[reason] ?? 0) + 1;
+        continue;
+      }
+      keptOfTask++;
+      kept.push(trajectory);
+    }
+    if (keptOfTask > 0) counts.tasksWithKept++;
+  }
+  counts.kept += kept.length;
+  return kept;
+}
+
 /** Runs the episodes and applies the filter; returns the counts (trajectories go to `onKept`). */
 export async function collectTrajectories(options: CollectOptions): Promise<CollectCounts> {
   const noise = options.noise ?? 0.2;
@@ -100,23 +130,11 @@ export async function collectTrajectories(options: CollectOptions): Promise<Coll
         options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
       },
     });
-    const kept: Trajectory[] = [];
-    for (let t = 0; t < tasks.length; t++) {
-      let keptOfTask = 0;
-      for (let sample = 0; sample < samples; sample++) {
-        const trajectory = trajectories[t * samples + sample];
-        const reason = rejectionReason(trajectory, filter) ?? (keptOfTask >= maxKept ? "over-quota" : null);
-        if (reason) {
-          counts.rejected++;
-          counts.rejections[reason] = (counts.rejections[reason] ?? 0) + 1;
-          continue;
-        }
-        keptOfTask++;
-        kept.push({ ...trajectory, info: { ...trajectory.info, source: "collect", noise } });
-      }
-      if (keptOfTask > 0) counts.tasksWithKept++;
-    }
-    counts.kept += kept.length;
+    const bySample = tasks.map((_, t) => trajectories.slice(t * samples, (t + 1) * samples));
+    const kept = keepPassing(bySample, filter, maxKept, counts).map((trajectory) => ({
+      ...trajectory,
+      info: { ...trajectory.info, source: "collect", noise },
+    }));
     await options.onKept?.(kept);
     options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
   }
