@@ -15,6 +15,7 @@ import { createRng } from "../src/core/random.ts";
 import { type EngineName, engineName } from "../src/engine/backend.ts";
 import { engineThreads } from "../src/engine/exec.ts";
 import { keyFromSeed } from "../src/engine/init.ts";
+import { defaultThreads } from "../src/engine/onnx/runtime.ts";
 import { createTrainer } from "../src/engine/train.ts";
 import { disposeTree } from "../src/engine/tree.ts";
 import { makeTokenBatches } from "../src/policy/embedded/batch.ts";
@@ -157,7 +158,9 @@ export async function benchEngine(): Promise<Record<string, number | null>> {
   const ratio = (a: number, b: number | null) => (b ? a / b : null);
   return {
     engine_onnx: engine === "onnx" ? 1 : 0,
+    /** jax-js's worker threads (1: no pool, as under ONNX Runtime). */
     engine_threads: engineThreads(),
+    ort_threads: engine === "onnx" ? defaultThreads() : null,
     train_tokens_per_s: ours.train,
     score_tokens_per_s: ours.score,
     sample_tokens_per_s: ours.sample,
