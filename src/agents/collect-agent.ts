@@ -16,6 +16,7 @@ import {
   type CollectDatasetResult,
   type CollectOptions,
   keepPassing,
+  sampleQuota,
 } from "../data/collect.ts";
 import { createDatasetDirectory } from "../data/dataset.ts";
 import { formatFilter, parseFilter } from "../data/filter.ts";
@@ -68,20 +69,11 @@ export interface CollectAgentDatasetResult extends CollectDatasetResult {
   gateway: { calls: number; failedCalls: number; prefixBreaks: number };
 }
 
-/**
- * Rejection sampling of one chunk, `collectTrajectories`' rule: per task, in sample order, an
- * episode is kept when it passes `filter` and the task has fewer than `maxKept` kept.
- */
 export async function collectAgentDataset(
   options: CollectAgentDatasetOptions,
 ): Promise<CollectAgentDatasetResult> {
   const filter = parseFilter(options.filter ?? "correct");
-  const samples = options.samplesPerTask ?? 1;
-  const maxKept = options.maxKeptPerTask ?? 1;
-  if (!Number.isInteger(samples) || samples < 1)
-    throw new Error(`samplesPerTask must be an integer >= 1, got ${samples}`);
-  if (!Number.isInteger(maxKept) || maxKept < 1)
-    throw new Error(`maxKeptPerTask must be an integer >= 1, got ${maxKept}`);
+  const { samples, maxKept } = sampleQuota(options);
   const timeoutMs = options.timeoutMs ?? AGENT_EVAL_DEFAULTS.timeoutMs;
   const maxTurnTokens = options.maxTurnTokens ?? AGENT_EVAL_DEFAULTS.maxTurnTokens;
   const tasks = datasetTasks(options.tasks);

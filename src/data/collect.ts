@@ -87,16 +87,25 @@ export function keepPassing(
   return kept;
 }
 
-/** Runs the episodes and applies the filter; returns the counts (trajectories go to `onKept`). */
-export async function collectTrajectories(options: CollectOptions): Promise<CollectCounts> {
-  const noise = options.noise ?? 0.2;
-  const filter = options.filter ?? [{ type: "correct" }];
+/** Samples per task and kept per task (default 1 each), checked to be integers >= 1. */
+export function sampleQuota(options: { samplesPerTask?: number; maxKeptPerTask?: number }): {
+  samples: number;
+  maxKept: number;
+} {
   const samples = options.samplesPerTask ?? 1;
   const maxKept = options.maxKeptPerTask ?? 1;
   if (!Number.isInteger(samples) || samples < 1)
     throw new Error(`samplesPerTask must be an integer >= 1, got ${samples}`);
   if (!Number.isInteger(maxKept) || maxKept < 1)
     throw new Error(`maxKeptPerTask must be an integer >= 1, got ${maxKept}`);
+  return { samples, maxKept };
+}
+
+/** Runs the episodes and applies the filter; returns the counts (trajectories go to `onKept`). */
+export async function collectTrajectories(options: CollectOptions): Promise<CollectCounts> {
+  const noise = options.noise ?? 0.2;
+  const filter = options.filter ?? [{ type: "correct" }];
+  const { samples, maxKept } = sampleQuota(options);
   const tools = worldToolsFor(noise > 0 ? { noise: uniformNoise(noise) } : {});
   const counts: CollectCounts = {
     tasks: options.tasks.length,
