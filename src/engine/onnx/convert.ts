@@ -88,6 +88,12 @@ function fusionEnabled(): boolean {
   return raw !== "0" && raw !== "off";
 }
 
+/** Fusions turned off one by one (`AGENTRL_ONNX_FUSE=-Attention,-FastGelu`), for A/B measurements. */
+function fusionsSkipped(): Set<string> {
+  const raw = process.env.AGENTRL_ONNX_FUSE ?? "";
+  return new Set(raw.split(",").flatMap((part) => (part.trim().startsWith("-") ? [part.trim().slice(1)] : [])));
+}
+
 /** Converts a (flattened) jaxpr whose first `consts.length` inputs are the given constants. */
 export function convertJaxpr(
   jaxpr: Jaxpr,
@@ -148,7 +154,7 @@ export function convertJaxpr(
     g.outputs.push({ name, dtype: value.dtype, shape: value.shape });
   }
   if (!(options.fuse ?? fusionEnabled())) return { graph: g.graph(), fused: {}, inputs, outputs };
-  const { graph, counts } = fuseGraph(g.graph(), info);
+  const { graph, counts } = fuseGraph(g.graph(), info, fusionsSkipped());
   return { graph, fused: counts, inputs, outputs };
 }
 

@@ -5,7 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { gelu as modelGelu, layerNorm as modelLayerNorm } from "../../policy/embedded/model.ts";
+import {
+  attend,
+  causalMask,
+  gelu as modelGelu,
+  layerNorm as modelLayerNorm,
+  projectQkv,
+} from "../../policy/embedded/model.ts";
 import { type JaxArray, jax, nn, np } from "../jax.ts";
 import { onnxJit } from "./jit.ts";
 
@@ -120,4 +126,49 @@ test("GELU with its gradient (a train step's) becomes the closed-form pair, with
   const { fused, worst } = run(f, inputs);
   assert.deepEqual(fused, { GeluWithGradient: 1 });
   assert.ok(worst < 1e-5, `differs from jax-js by ${worst}`);
+});
+
+// Causal self-attention as the model writes it (B=2, T=8, D=16, H=2): x, the packed q/k/v
+// projection and its bias; `mask` builds the additive mask from T.
+const attentionInputs = () => [
+  randomArray([2, 8, 16], 11).mul(0.5),
+  randomArray([16, 48], 12).mul(0.3),
+  randomArray([48], 13),
+];
+const attention =
+  (mask: (T: number) => JaxArray): Fn =>
+  (x, w, b) => {
+    const [q, k, v] = projectQkv(x, w, b, 2);
+    return [attend(q, k, v, mask(8))];
+  };
+
+test("causal self-attention becomes one Attention operator, with jax-js's values", () => {
+  const { fused, worst } = run(
+    attention((T) => causalMask(T, "float32")),
+    attentionInputs,
+  );
+  assert.equal(fused.Attention, 1);
+  assert.ok(worst < 2e-5, `differs from jax-js by ${worst}`);
+});
+
+test("attention under another mask, or whose probabilities a gradient reads, stays unfused and correct", () => {
+  // A mask that blocks the diagonal too, and one that blocks nothing: neither is causal.
+  const strict = (T: number) => np.tri(T, T, -1, { dtype: np.float32 }).sub(1).mul(1e9);
+  const open = (T: number) => np.zeros([T, T], { dtype: np.float32 });
+  for (const mask of [strict, open]) {
+    const { fused, worst } = run(attention(mask), attentionInputs);
+    assert.equal(fused.Attention ?? 0, 0);
+    assert.ok(worst < 2e-5, `differs from jax-js by ${worst}`);
+  }
+  const withGradient: Fn = (x, w, b) => {
+    const [value, grad] = jax.valueAndGrad((ww: JaxArray) =>
+      attention((T) => causalMask(T, "float32"))(x.ref, ww, b.ref)[0].sum(),
+    )(w);
+    x.dispose();
+    b.dispose();
+    return [value, grad];
+  };
+  const { fused, worst } = run(withGradient, attentionInputs);
+  assert.equal(fused.Attention ?? 0, 0);
+  assert.ok(worst < 1e-4, `differs from jax-js by ${worst}`);
 });

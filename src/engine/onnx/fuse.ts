@@ -16,141 +16,21 @@
  * scale and bias are [D] — reads the shapes the converter recorded; a value whose shape is unknown
  * is not fused.
  */
-import type { OnnxDType, OnnxGraph, OnnxNode, OnnxTensor } from "./proto.ts";
 
-export type TensorInfo = { shape: number[]; dtype: OnnxDType };
+import { matchAttention } from "./attention.ts";
+import {
+  close,
+  type FusionCounts,
+  GraphIndex,
+  type Match,
+  orders,
+  other,
+  single,
+  type TensorInfo,
+} from "./patterns.ts";
+import type { OnnxGraph, OnnxNode, OnnxTensor } from "./proto.ts";
 
-/** What a pass fused, by fused operator. */
-export type FusionCounts = Record<string, number>;
-
-/**
- * A rewrite: the nodes it removes, what is emitted in place of some of them (an anchor's nodes
- * take its place in the order), the outputs of removed nodes that stay visible (re-produced by the
- * emitted nodes), and the constants the emitted nodes need.
- */
-type Match = {
-  name: string;
-  remove: OnnxNode[];
-  emit: Map<OnnxNode, OnnxNode[]>;
-  keep: string[];
-  constants?: OnnxTensor[];
-};
-
-/** A one-operator rewrite of the pattern ending in `root`. */
-function single(root: OnnxNode, inside: OnnxNode[], fused: OnnxNode): Match {
-  return {
-    name: fused.op,
-    remove: [root, ...inside],
-    emit: new Map([[root, [fused]]]),
-    keep: [...root.outputs],
-  };
-}
-
-class GraphIndex {
-  readonly producer = new Map<string, OnnxNode>();
-  readonly consumers = new Map<string, OnnxNode[]>();
-  readonly uses = new Map<string, number>();
-  readonly constants = new Map<string, OnnxTensor>();
-  readonly outputs: Set<string>;
-  readonly #info: Map<string, TensorInfo>;
-
-  constructor(graph: OnnxGraph, info: Map<string, TensorInfo>) {
-    for (const node of graph.nodes) {
-      for (const output of node.outputs) this.producer.set(output, node);
-      for (const input of node.inputs) {
-        this.uses.set(input, (this.uses.get(input) ?? 0) + 1);
-        const list = this.consumers.get(input) ?? [];
-        if (!list.includes(node)) list.push(node);
-        this.consumers.set(input, list);
-      }
-    }
-    for (const tensor of graph.initializers) this.constants.set(tensor.name, tensor);
-    this.outputs = new Set(graph.outputs.map((o) => o.name));
-    this.#info = new Map(info);
-  }
-
-  /**
-   * Shape and dtype of a tensor: recorded by the converter, or, for a Reshape it emitted while
-   * materialising a value, its constant target shape and its input's dtype.
-   */
-  info(name: string): TensorInfo | undefined {
-    const known = this.#info.get(name);
-    if (known) return known;
-    const reshape = this.def(name, "Reshape");
-    const target = reshape && this.ints(reshape.inputs[1]);
-    const input = reshape && this.info(reshape.inputs[0]);
-    if (!target || !input || target.some((d) => d <= 0)) return undefined;
-    const found = { shape: target, dtype: input.dtype };
-    this.#info.set(name, found);
-    return found;
-  }
-
-  /** The node producing `name` when it is an `op` (in the default domain unless given). */
-  def(name: string, op: string, domain?: string): OnnxNode | null {
-    const node = this.producer.get(name);
-    return node && node.op === op && node.domain === domain ? node : null;
-  }
-
-  /** The nodes of type `op` reading `name` and passing `test`. */
-  usesOf(name: string, op: string, test: (node: OnnxNode) => boolean = () => true): OnnxNode[] {
-    return (this.consumers.get(name) ?? []).filter((node) => node.op === op && !node.domain && test(node));
-  }
-
-  /** The one node of type `op` reading `name` (and passing `test`), else null. */
-  use(name: string, op: string, test: (node: OnnxNode) => boolean = () => true): OnnxNode | null {
-    const found = this.usesOf(name, op, test);
-    return found.length === 1 ? found[0] : null;
-  }
-
-  #serial = 0;
-  #pending: OnnxTensor[] = [];
-
-  /** A generator of tensor names no converted graph uses. */
-  freshNames(prefix: string): () => string {
-    return () => `${prefix}_${this.#serial++}`;
-  }
-
-  /** A new scalar constant for an emitted node (collected by `takeConstants`). */
-  constant(dtype: "float32" | "float64", value: number): string {
-    const name = `k_${this.#serial++}`;
-    const data = dtype === "float32" ? Float32Array.of(value) : Float64Array.of(value);
-    this.#pending.push({ name, dtype, shape: [], data });
-    return name;
-  }
-
-  /** The constants made since the last call. */
-  takeConstants(): OnnxTensor[] {
-    const taken = this.#pending;
-    this.#pending = [];
-    return taken;
-  }
-
-  /** The value of a constant whose elements are all equal (a scalar literal), else null. */
-  scalar(name: string): number | null {
-    const tensor = this.constants.get(name);
-    if (!tensor || tensor.data.length === 0) return null;
-    const first = Number(tensor.data[0]);
-    for (let i = 1; i < tensor.data.length; i++) if (Number(tensor.data[i]) !== first) return null;
-    return first;
-  }
-
-  ints(name: string): number[] | null {
-    const tensor = this.constants.get(name);
-    return tensor && tensor.dtype === "int64" ? Array.from(tensor.data, Number) : null;
-  }
-}
-
-const close = (value: number | null, want: number) =>
-  value !== null && Math.abs(value - want) <= 1e-6 * Math.max(1, Math.abs(want));
-
-/** The two operands of a commutative binary node in both orders. */
-function orders(node: OnnxNode): [string, string][] {
-  const [a, b] = node.inputs;
-  return [
-    [a, b],
-    [b, a],
-  ];
-}
+export type { FusionCounts, TensorInfo };
 
 /**
  * `Reshape(Reduce<op>(x, [last axis], keepdims=0), keepdims shape of x)`, the converter's form of
@@ -468,12 +348,12 @@ function matchGeluWithGradient(index: GraphIndex, root: OnnxNode): Match | null 
   };
 }
 
-/** The input of a binary node that is not `name`. */
-function other(node: OnnxNode, name: string): string {
-  return node.inputs[0] === name ? node.inputs[1] : node.inputs[0];
-}
+type Matcher = (index: GraphIndex, root: OnnxNode) => Match | null;
 
-const MATCHERS = [matchLayerNorm, matchSoftmax, matchLogSoftmax, matchGelu, matchGeluWithGradient];
+const PASSES: Matcher[][] = [
+  [matchLayerNorm, matchSoftmax, matchLogSoftmax, matchGelu, matchGeluWithGradient],
+  [matchAttention],
+];
 
 /** Whether every value the match removes is used inside it alone (those it keeps excepted). */
 function selfContained(index: GraphIndex, match: Match): boolean {
@@ -492,25 +372,25 @@ function selfContained(index: GraphIndex, match: Match): boolean {
   return true;
 }
 
-/**
- * The graph with every self-contained pattern rewritten (each emitted group in place of its
- * anchor, so the order stays topological), and how many of each it rewrote.
- */
-export function fuseGraph(
+/** One pass: every self-contained match of `matchers` rewritten. */
+function fusePass(
   graph: OnnxGraph,
   info: Map<string, TensorInfo>,
-): { graph: OnnxGraph; counts: FusionCounts } {
+  matchers: Matcher[],
+  counts: FusionCounts,
+  skip: ReadonlySet<string>,
+): OnnxGraph {
   const index = new GraphIndex(graph, info);
   const removed = new Set<OnnxNode>();
   const emitted = new Map<OnnxNode, OnnxNode[]>();
   const constants: OnnxTensor[] = [];
-  const counts: FusionCounts = {};
   for (const node of graph.nodes) {
     if (removed.has(node)) continue;
-    for (const matcher of MATCHERS) {
+    for (const matcher of matchers) {
       const match = matcher(index, node);
       index.takeConstants();
-      if (!match || match.remove.some((n) => removed.has(n)) || !selfContained(index, match)) continue;
+      if (!match || skip.has(match.name) || match.remove.some((n) => removed.has(n))) continue;
+      if (!selfContained(index, match)) continue;
       for (const inner of match.remove) removed.add(inner);
       for (const [anchor, nodes] of match.emit) emitted.set(anchor, nodes);
       constants.push(...(match.constants ?? []));
@@ -518,7 +398,41 @@ export function fuseGraph(
       break;
     }
   }
-  if (emitted.size === 0) return { graph, counts };
+  if (emitted.size === 0) return graph;
   const nodes = graph.nodes.flatMap((node) => emitted.get(node) ?? (removed.has(node) ? [] : [node]));
-  return { graph: { ...graph, nodes, initializers: [...graph.initializers, ...constants] }, counts };
+  return { ...graph, nodes, initializers: [...graph.initializers, ...constants] };
+}
+
+/** The graph without nodes whose outputs nothing reads and initializers no node reads. */
+function withoutDeadCode(graph: OnnxGraph): OnnxGraph {
+  const live = new Set(graph.outputs.map((output) => output.name));
+  const nodes: OnnxNode[] = [];
+  for (let i = graph.nodes.length - 1; i >= 0; i--) {
+    const node = graph.nodes[i];
+    if (!node.outputs.some((name) => live.has(name))) continue;
+    nodes.push(node);
+    for (const input of node.inputs) live.add(input);
+  }
+  nodes.reverse();
+  const initializers = graph.initializers.filter((tensor) => live.has(tensor.name));
+  return { ...graph, nodes, initializers };
+}
+
+/**
+ * The graph with every self-contained pattern rewritten (each emitted group in place of its
+ * anchor, so the order stays topological), and how many of each it rewrote; `skip` names fusions
+ * left out (by the names the counts use). Attention runs on the
+ * result of the element-wise pass, whose Softmax it matches; the values fused patterns left
+ * unread (the causal mask once every layer's attention is fused, the removed nodes' constants)
+ * are dropped.
+ */
+export function fuseGraph(
+  graph: OnnxGraph,
+  info: Map<string, TensorInfo>,
+  skip: ReadonlySet<string> = new Set(),
+): { graph: OnnxGraph; counts: FusionCounts } {
+  const counts: FusionCounts = {};
+  let fused = graph;
+  for (const matchers of PASSES) fused = fusePass(fused, info, matchers, counts, skip);
+  return { graph: fused === graph ? graph : withoutDeadCode(fused), counts };
 }
