@@ -40,12 +40,15 @@ export type Compiled<F> = F & { dispose(): void };
  * Compiles `f` (pure, array trees in and out) for the current engine. `shareKey`: programs with
  * the same key compute the same function (it names all `f` closes over), so on ONNX they share
  * their sessions across the objects that build them (each policy's decode programs).
+ * `maxSessions`: input shapes kept compiled on ONNX (default 8), for programs called with many.
  */
 export function compileProgram<F extends (...args: never[]) => unknown>(
   f: F,
   name: string,
-  shareKey?: string,
+  options: { shareKey?: string; maxSessions?: number } = {},
 ): Compiled<F> {
-  if (current === "onnx") return onnxJit(f, { name, shareKey: shareKey && `${name} ${shareKey}` });
+  const { shareKey, maxSessions } = options;
+  if (current === "onnx")
+    return onnxJit(f, { name, shareKey: shareKey && `${name} ${shareKey}`, maxSessions });
   return jax.jit(f as never) as unknown as Compiled<F>;
 }

@@ -116,8 +116,8 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
   const optimizer = options.optimizer ?? adamw();
   const maxGradNorm = options.maxGradNorm ?? 1;
   const clip = maxGradNorm > 0 && Number.isFinite(maxGradNorm);
-  const compile = <F extends (...args: never[]) => unknown>(f: F, name: string): F =>
-    options.jit === false ? f : compileProgram(f, name);
+  const compile = <F extends (...args: never[]) => unknown>(f: F, name: string, maxSessions?: number): F =>
+    options.jit === false ? f : compileProgram(f, name, { maxSessions });
 
   const lossAndGrad = (params: P, batch: B): [LossOutput, P] => {
     const [out, grads] = jax.valueAndGrad(
@@ -149,35 +149,35 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
     const [nextParams, nextOpt, norm] = apply(params, opt, grads, learningRate);
     return [nextParams, nextOpt, out.loss, out.metrics, norm] as const;
   }, "train-step");
-  const firstGrads = compile((params: P, batch: B) => {
-    const [out, grads] = lossAndGrad(params, batch);
-    return [grads, out.loss, out.metrics] as const;
-  }, "gradients");
-  const accumulate = compile((params: P, acc: P, batch: B) => {
-    const [out, grads] = lossAndGrad(params, batch);
-    return [mapTree((a, g) => a.add(g), acc, grads), out.loss, out.metrics] as const;
-  }, "accumulate");
-  const lastStep = compile((params: P, opt: AdamWState<P>, acc: P, batch: B, learningRate: JaxArray) => {
-    const [out, grads] = lossAndGrad(refTree(params), batch);
-    const total = mapTree((a, g) => a.add(g), acc, grads);
-    const [nextParams, nextOpt, norm] = apply(params, opt, total, learningRate);
-    return [nextParams, nextOpt, out.loss, out.metrics, norm] as const;
-  }, "train-step-last");
+  const accumulate = compile(
+    (params: P, acc: P, batch: B) => {
+      const [out, grads] = lossAndGrad(params, batch);
+      return [mapTree((a, g) => a.add(g), acc, grads), out.loss, out.metrics] as const;
+    },
+    "accumulate",
+    16,
+  );
+  // The update of a step with several micro-batches, on their summed gradients. Kept apart from
+  // the gradient programs so that those are the only ones compiled per micro-batch shape (length-
+  // bucketed batches have several shapes per step).
+  const applyStep = compile(
+    (params: P, opt: AdamWState<P>, grads: P, learningRate: JaxArray) =>
+      apply(params, opt, grads, learningRate),
+    "apply-update",
+  );
 
   const gradientSite = new ExecutionSite("gradients");
   const stepSite = new ExecutionSite("train-step");
 
   type Out = [JaxArray, Record<string, JaxArray>];
   /**
-   * Runs every micro-batch but the last `keep` through the accumulating programs, one at a time
-   * (each read before the next is dispatched), adding their scalars into `total`.
+   * Runs the micro-batches through the accumulating program one at a time (each read before the
+   * next is dispatched), from a zero gradient sum, adding their scalars into `total`.
    */
   const accumulateAll = async (params: P, microBatches: B[], mode: ExecMode, total: Scalars) => {
-    let acc: P | null = null;
+    let acc = mapTree((p) => np.zeros(p.shape, { dtype: p.dtype }), params);
     for (const batch of microBatches) {
-      const [next, loss, metrics] = (acc === null
-        ? firstGrads(refTree(params), batch)
-        : accumulate(refTree(params), acc, batch)) as unknown as [P, ...Out];
+      const [next, loss, metrics] = accumulate(refTree(params), acc, batch) as unknown as [P, ...Out];
       acc = next;
       addScalars(total, await readScalars(loss, metrics, null, mode, acc));
     }
@@ -189,7 +189,7 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
     const total: Scalars = { loss: 0, metrics: {} };
     const acc = await accumulateAll(params, microBatches, mode, total);
     gradientSite.end();
-    return { loss: total.loss, metrics: total.metrics, grads: acc! };
+    return { loss: total.loss, metrics: total.metrics, grads: acc };
   };
 
   return {
@@ -202,29 +202,43 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
       const mode = stepSite.begin();
       const lr = np.array(learningRate);
       const total: Scalars = { loss: 0, metrics: {} };
-      type Final = [P, AdamWState<P>, JaxArray, Record<string, JaxArray>, JaxArray];
-      let final: Final;
+      let params: P;
+      let opt: AdamWState<P>;
+      let gradNorm: number;
       if (microBatches.length === 1) {
-        final = fusedStep(state.params, state.opt, microBatches[0], lr) as unknown as Final;
+        type Final = [P, AdamWState<P>, JaxArray, Record<string, JaxArray>, JaxArray];
+        let loss: JaxArray;
+        let metrics: Record<string, JaxArray>;
+        let norm: JaxArray;
+        [params, opt, loss, metrics, norm] = fusedStep(
+          state.params,
+          state.opt,
+          microBatches[0],
+          lr,
+        ) as unknown as Final;
+        const read = await readScalars(loss, metrics, norm, mode, [params, opt]);
+        addScalars(total, read);
+        gradNorm = read.norm;
       } else {
-        const acc = await accumulateAll(state.params, microBatches.slice(0, -1), mode, total);
-        const last = microBatches[microBatches.length - 1];
-        final = lastStep(state.params, state.opt, acc!, last, lr) as unknown as Final;
+        const acc = await accumulateAll(state.params, microBatches, mode, total);
+        let norm: JaxArray;
+        [params, opt, norm] = applyStep(state.params, state.opt, acc, lr) as unknown as [
+          P,
+          AdamWState<P>,
+          JaxArray,
+        ];
+        gradNorm = (await readArrays([norm], mode, [params, opt]))[0][0];
       }
-      const [params, opt, loss, metrics, norm] = final;
-      const read = await readScalars(loss, metrics, norm, mode, [params, opt]);
-      addScalars(total, read);
       stepSite.end();
       return [
         { params, opt, step: state.step + 1 },
-        { loss: total.loss, gradNorm: read.norm, learningRate, metrics: total.metrics },
+        { loss: total.loss, gradNorm, learningRate, metrics: total.metrics },
       ];
     },
     gradients,
     dispose() {
       if (options.jit === false) return;
-      for (const f of [fusedStep, firstGrads, accumulate, lastStep])
-        (f as unknown as { dispose(): void }).dispose();
+      for (const f of [fusedStep, accumulate, applyStep]) (f as unknown as { dispose(): void }).dispose();
     },
   };
 }

@@ -126,7 +126,7 @@ function sequences(seed: number): TokenSequence[] {
   });
 }
 
-async function lossAndGrads(params: GptParams, batch: TokenSequence[], rows?: number) {
+async function lossAndGrads(params: GptParams, batch: TokenSequence[], rows?: number, bucketTokens?: number) {
   const trainer = createTrainer<GptParams, TokenBatch>({
     loss: tokenLoss(config, ppoLoss({ klCoef: 0 }), { temperature: 0.8, entropy: true }),
     jit: false,
@@ -135,6 +135,7 @@ async function lossAndGrads(params: GptParams, batch: TokenSequence[], rows?: nu
     maxLen: config.maxLen,
     normalization: "sum",
     microBatchSize: rows,
+    ...(bucketTokens ? { lengthBuckets: true, maxTokensPerMicroBatch: bucketTokens } : {}),
   });
   const { loss, grads } = await trainer.gradients(params, micro);
   const host = await treeToHost(grads);
@@ -196,6 +197,17 @@ test("micro-batched gradients equal the whole-batch gradient", async () => {
     `max grad difference ${maxDifference(whole.grads, micro.grads)}`,
   );
   assert.ok(whole.grads.some((leaf) => leaf.some((value) => value !== 0)));
+  disposeTree(params);
+});
+
+test("length-bucketed micro-batches give the whole-batch loss and gradient", async () => {
+  const params = initGpt(config, keyFromSeed(6));
+  const batch = sequences(2); // 12, 15, 18, 21 and 24 tokens: T 16 and 32
+  const whole = await lossAndGrads(params, batch, 5);
+  const bucketed = await lossAndGrads(params, batch, undefined, 64);
+  near(bucketed.loss, whole.loss, 1e-6, "loss");
+  const difference = maxDifference(whole.grads, bucketed.grads);
+  assert.ok(difference < 1e-6, `max grad difference ${difference}`);
   disposeTree(params);
 });
 

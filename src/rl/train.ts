@@ -175,23 +175,19 @@ function advantageOptions(config: RlConfig): AdvantageOptions {
   return { ...config.advantage };
 }
 
-function nextPowerOfTwo(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
-/** Fixed-shape micro-batches: T a multiple of 64, B a power of two capped by the token budget. */
+/**
+ * Micro-batches of the update: episodes grouped by length (batch.ts `planLengthBuckets`), T a
+ * multiple of 64 per micro-batch, at most `microBatchTokens` token slots each. Episodes of a step
+ * range from a dozen tokens to the context, so one T for all (the longest's) padded about 60% of
+ * the slots.
+ */
 function microBatches(sequences: TokenSequence[], maxLen: number, microBatchTokens: number): TokenBatch[] {
-  const longest = Math.max(...sequences.map((sequence) => sequence.ids.length));
-  const T = Math.min(maxLen, Math.max(64, Math.ceil(longest / 64) * 64));
-  const rows = Math.max(1, Math.min(Math.floor(microBatchTokens / T), nextPowerOfTwo(sequences.length)));
   return makeTokenBatches(sequences, {
     maxLen,
-    microBatchSize: rows,
-    maxTokensPerMicroBatch: Math.max(microBatchTokens, T),
+    maxTokensPerMicroBatch: Math.max(microBatchTokens, 64),
     lengthMultiple: 64,
     normalization: "sum",
+    lengthBuckets: true,
   });
 }
 

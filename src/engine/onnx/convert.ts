@@ -91,7 +91,9 @@ function fusionEnabled(): boolean {
 /** Fusions turned off one by one (`AGENTRL_ONNX_FUSE=-Attention,-FastGelu`), for A/B measurements. */
 function fusionsSkipped(): Set<string> {
   const raw = process.env.AGENTRL_ONNX_FUSE ?? "";
-  return new Set(raw.split(",").flatMap((part) => (part.trim().startsWith("-") ? [part.trim().slice(1)] : [])));
+  return new Set(
+    raw.split(",").flatMap((part) => (part.trim().startsWith("-") ? [part.trim().slice(1)] : [])),
+  );
 }
 
 /** Converts a (flattened) jaxpr whose first `consts.length` inputs are the given constants. */

@@ -131,7 +131,7 @@ export class DecodeSession {
         forwardChunk(p, cache, ids, start, count, config, false).cache,
       ],
       "prefill",
-      JSON.stringify(config),
+      { shareKey: JSON.stringify(config) },
     ) as unknown as PrefillFn;
     this.#decode = compileProgram(
       (
@@ -147,14 +147,14 @@ export class DecodeSession {
         return [out.recent, out.logits];
       },
       "decode",
-      JSON.stringify(config),
+      { shareKey: JSON.stringify(config) },
     ) as unknown as DecodeFn;
     this.#flushRecent = compileProgram(
       (cache: KvCache, recent: RecentKv, base: JaxArray, fill: JaxArray) => [
         flushRecent(cache, recent, base, fill, config.maxLen),
       ],
       "flush-recent",
-      JSON.stringify(config),
+      { shareKey: JSON.stringify(config) },
     ) as unknown as FlushFn;
   }
 
