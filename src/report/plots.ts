@@ -9,8 +9,7 @@
  * Text in the spec (titles, series names) is escaped by vega's SVG renderer, so untrusted labels
  * cannot inject markup.
  */
-import * as vega from "vega";
-import { compile, type TopLevelSpec } from "vega-lite";
+import type { TopLevelSpec } from "vega-lite";
 
 /** One point of a line; `lower`/`upper` draw a confidence band around it when both are present. */
 export interface LinePoint {
@@ -74,8 +73,13 @@ const DEFAULT_WIDTH = 480;
 const DEFAULT_HEIGHT = 300;
 const SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json";
 
-/** Renders any vega-lite spec to an SVG string, headless. */
+/**
+ * Renders any vega-lite spec to an SVG string, headless. vega and vega-lite are loaded on the
+ * first chart (about a second of startup): processes that import this module and draw nothing,
+ * such as each recipe stage's child, do not pay for them.
+ */
 export async function renderVegaLite(spec: TopLevelSpec): Promise<string> {
+  const [vega, { compile }] = await Promise.all([import("vega"), import("vega-lite")]);
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: "none" });
   try {
     return await view.toSVG();
