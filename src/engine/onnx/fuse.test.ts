@@ -172,3 +172,33 @@ test("attention under another mask, or whose probabilities a gradient reads, sta
   assert.equal(fused.Attention ?? 0, 0);
   assert.ok(worst < 1e-4, `differs from jax-js by ${worst}`);
 });
+
+test("the gradient of slicing a value into parts becomes one Concat; overlapping slices stay Pads", () => {
+  // d/dx Σ (x[:, :, 0]·a + x[:, :, 1]·b + x[:, :, 2]·c): one padded piece per slice, tiling axis 2.
+  const parts: Fn = (x, w) => {
+    const grad = jax.grad((xx: JaxArray) => {
+      const [q, k, v] = [0, 1, 2].map((i) => xx.ref.slice([], [], i));
+      xx.dispose();
+      return q.mul(w.ref).add(k.mul(w.ref).mul(2)).add(v.mul(w.ref).mul(3)).sum();
+    })(x);
+    w.dispose();
+    return [grad];
+  };
+  const inputs = () => [randomArray([2, 5, 3, 4], 14), randomArray([2, 5, 4], 15)];
+  const tiled = run(parts, inputs);
+  assert.equal(tiled.fused.Concat, 1);
+  assert.ok(tiled.worst < 1e-6, `differs from jax-js by ${tiled.worst}`);
+  // x[:, :, 0:2] and x[:, :, 1:3] overlap at 1: a sum, not a concatenation.
+  const overlapping: Fn = (x, u) => {
+    const grad = jax.grad((xx: JaxArray) => {
+      const a = xx.ref.slice([], [], [0, 2]);
+      const b = xx.slice([], [], [1, 3]);
+      return a.mul(u.ref).add(b.mul(u.ref).mul(2)).sum();
+    })(x);
+    u.dispose();
+    return [grad];
+  };
+  const summed = run(overlapping, () => [randomArray([2, 5, 3, 4], 14), randomArray([2, 5, 2, 4], 16)]);
+  assert.equal(summed.fused.Concat ?? 0, 0);
+  assert.ok(summed.worst < 1e-6, `differs from jax-js by ${summed.worst}`);
+});

@@ -348,10 +348,63 @@ function matchGeluWithGradient(index: GraphIndex, root: OnnxNode): Match | null 
   };
 }
 
+/**
+ * A sum of zero-padded pieces that tile one axis, `Pad(a) + Pad(b) + Pad(c)`, is their `Concat`:
+ * the gradient of slicing a value into parts (a train step's q, k, v from the packed projection)
+ * comes out of jax-js's autodiff as one Pad per part and the Adds between them, three passes over
+ * the whole [B,T,3,H,K] value and two more for the sums where a Concat writes it once.
+ */
+function matchConcat(index: GraphIndex, root: OnnxNode): Match | null {
+  if (root.op !== "Add" || root.domain) return null;
+  const adds: OnnxNode[] = [root];
+  const pads: OnnxNode[] = [];
+  const visit = (name: string): boolean => {
+    const add = index.def(name, "Add");
+    if (add && index.uses.get(name) === 1) {
+      adds.push(add);
+      return add.inputs.every(visit);
+    }
+    const pad = index.def(name, "Pad");
+    if (!pad || pad.inputs.length !== 2 || (pad.attributes?.mode ?? "constant") !== "constant") return false;
+    pads.push(pad);
+    return true;
+  };
+  if (!root.inputs.every(visit) || pads.length < 2) return null;
+  const shape = index.info(root.outputs[0])?.shape;
+  if (!shape) return null;
+  const rank = shape.length;
+  let axis = -1;
+  const pieces: { start: number; end: number; input: string }[] = [];
+  for (const pad of pads) {
+    const widths = index.ints(pad.inputs[1]);
+    const inShape = index.info(pad.inputs[0])?.shape;
+    if (widths?.length !== 2 * rank || inShape?.length !== rank) return null;
+    const padded = [...Array(rank).keys()].filter((a) => widths[a] !== 0 || widths[rank + a] !== 0);
+    if (padded.length !== 1 || widths.some((w) => w < 0)) return null;
+    if (axis === -1) axis = padded[0];
+    if (padded[0] !== axis || inShape.some((d, a) => a !== axis && d !== shape[a])) return null;
+    pieces.push({ start: widths[axis], end: shape[axis] - widths[rank + axis], input: pad.inputs[0] });
+  }
+  pieces.sort((a, b) => a.start - b.start);
+  if (pieces[0].start !== 0 || pieces.at(-1)!.end !== shape[axis]) return null;
+  if (pieces.some((piece, i) => i > 0 && piece.start !== pieces[i - 1].end)) return null;
+  return {
+    name: "Concat",
+    remove: [...adds, ...pads],
+    emit: new Map([
+      [
+        root,
+        [{ op: "Concat", inputs: pieces.map((p) => p.input), outputs: root.outputs, attributes: { axis } }],
+      ],
+    ]),
+    keep: [...root.outputs],
+  };
+}
+
 type Matcher = (index: GraphIndex, root: OnnxNode) => Match | null;
 
 const PASSES: Matcher[][] = [
-  [matchLayerNorm, matchSoftmax, matchLogSoftmax, matchGelu, matchGeluWithGradient],
+  [matchLayerNorm, matchSoftmax, matchLogSoftmax, matchGelu, matchGeluWithGradient, matchConcat],
   [matchAttention],
 ];
 
