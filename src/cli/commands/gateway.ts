@@ -13,38 +13,31 @@ import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
 import { startGateway } from "../../gateway/server.ts";
 import { REWARD_PRESETS, resolveRewardSpec } from "../../reward/index.ts";
 import { openOrCreateRunDirectory } from "../../store/index.ts";
-import { parseNumber } from "./options.ts";
+import { addServerOptions, parseNumber, serverOptions } from "./options.ts";
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("gateway")
     .description(
       "record an agent's OpenAI calls (exact token ids, log-probs) as trajectories: an OpenAI-compatible " +
         "gateway with per-episode base URLs /episodes/<id>/v1 in front of a checkpoint or openai:<url>#<model>",
-    )
+    );
+  addServerOptions(command, { port: 8100, tokenEnv: "AGENTRL_GATEWAY_TOKEN" })
     .requiredOption(
       "--upstream <policy>",
       "checkpoint directory, scripted policy, or openai:<base-url>#<model>",
     )
-    .option(
-      "--host <host>",
-      "address to bind (another than loopback needs --token or --insecure)",
-      "127.0.0.1",
-    )
-    .option("--port <port>", "port (0 picks a free one)", "8100")
-    .option("--token <token>", "require Authorization: Bearer <token> (default: $AGENTRL_GATEWAY_TOKEN)")
     .option("--store <dir>", "run directory to record calls and trajectories in (created if missing)")
     .option("--no-token-ids", "do not ask an openai: upstream for vLLM's return_token_ids/logprobs")
     .option("--temperature <t>", "checkpoint upstream: temperature when a request omits it", "1")
     .option("--top-p <p>", "checkpoint upstream: top_p when a request omits it", "1")
     .option("--max-tokens <n>", "checkpoint upstream: max_tokens when a request omits it", "32")
-    .option("--insecure", "allow binding a non-loopback address without a token")
     .option(
       "--reward <preset>",
       `score episodes of world tasks with a reward preset (${Object.keys(REWARD_PRESETS).join(", ")}), as train rl does`,
     )
     .action(async (options) => {
-      const token: string | undefined = options.token ?? process.env.AGENTRL_GATEWAY_TOKEN ?? undefined;
+      const listen = serverOptions(options, "AGENTRL_GATEWAY_TOKEN");
       const reward: string | undefined = options.reward;
       if (reward !== undefined) resolveRewardSpec(reward);
       const upstream = await resolveUpstream(options.upstream, {
@@ -62,10 +55,7 @@ export function register(program: Command): void {
       const storing = new Set<Promise<void>>();
       const gateway = await startGateway({
         upstream,
-        host: options.host,
-        port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
-        ...(token ? { token } : {}),
-        allowRemote: Boolean(options.insecure),
+        ...listen,
         onCall: (call) =>
           recording?.store.setState(
             recording.run.id,
@@ -95,7 +85,7 @@ export function register(program: Command): void {
       });
       console.error(
         `gateway for ${options.upstream} at ${gateway.url}/episodes/<episode-id>/v1` +
-          `${token ? " (bearer token required)" : ""}${recording ? `; recording in ${options.store}` : ""}`,
+          `${listen.token ? " (bearer token required)" : ""}${recording ? `; recording in ${options.store}` : ""}`,
       );
       console.error("Ctrl-C to stop");
       await new Promise<void>((done) => {

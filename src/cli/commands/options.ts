@@ -62,3 +62,36 @@ export function addToolNoiseOptions(command: Command): Command {
       numberOption("--noise-seed", { integer: true, min: 0 }),
     );
 }
+
+/**
+ * `--host`, `--port`, `--token` and `--insecure` of a command that serves HTTP: loopback by default,
+ * and another address only with a token (or `--insecure`); the token defaults to `tokenEnv`.
+ */
+export function addServerOptions(
+  command: Command,
+  defaults: { host?: string; port: number; tokenEnv: string },
+): Command {
+  return command
+    .option(
+      "--host <host>",
+      "address to bind (another than loopback needs --token or --insecure)",
+      defaults.host ?? "127.0.0.1",
+    )
+    .option("--port <port>", "port (0 picks a free one)", String(defaults.port))
+    .option("--token <token>", `require Authorization: Bearer <token> (default: $${defaults.tokenEnv})`)
+    .option("--insecure", "allow binding a non-loopback address without a token");
+}
+
+/** The listening options `addServerOptions` added, validated, with the token from `tokenEnv` when not given. */
+export function serverOptions(
+  options: { host: string; port: string; token?: string; insecure?: boolean },
+  tokenEnv: string,
+): { host: string; port: number; token?: string; allowRemote: boolean } {
+  const token = options.token ?? process.env[tokenEnv] ?? undefined;
+  return {
+    host: options.host,
+    port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
+    ...(token ? { token } : {}),
+    allowRemote: Boolean(options.insecure),
+  };
+}

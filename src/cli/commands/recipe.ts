@@ -42,8 +42,11 @@ export function register(program: Command): void {
     .description(
       "run the seed's recipe end to end (base → selection → SFT → RL → boundary, credit, noise) and write a report",
     )
-    .option("--quick", "tiny preset (~3 min): every stage runs, most differences are too small to call")
-    .option("--full", "large preset: longer RL and SFT, larger evaluations")
+    .option(
+      "--quick",
+      "tiny preset (about a minute on 2 cores): every stage runs, most differences are too small to call",
+    )
+    .option("--full", "large preset (about half an hour on 2 cores): longer RL and SFT, larger evaluations")
     .option("--config <file>", "JSON config merged over the preset (fields: src/recipe/config.ts)")
     .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
     .option("--fresh", "delete the output folder first instead of reusing cached stages")

@@ -8,26 +8,24 @@ import { resolvePolicy } from "../../policy/resolve.ts";
 import { SCRIPTED_POLICY_NAMES } from "../../policy/scripted/index.ts";
 import { SERVE_DEFAULTS, startChatServer } from "../../serve/server.ts";
 import { worldTaskResolver } from "../../serve/world-tasks.ts";
-import { parseNumber } from "./options.ts";
+import { addServerOptions, parseNumber, serverOptions } from "./options.ts";
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("serve")
     .description(
       "serve a text-protocol policy (checkpoint directory or scripted name) as an OpenAI-compatible " +
         "chat-completions API: POST /v1/chat/completions, GET /v1/models",
-    )
+    );
+  addServerOptions(command, {
+    host: SERVE_DEFAULTS.host,
+    port: SERVE_DEFAULTS.port,
+    tokenEnv: "AGENTRL_SERVE_TOKEN",
+  })
     .requiredOption(
       "--policy <policy>",
       `checkpoint directory or scripted policy (${SCRIPTED_POLICY_NAMES.join(", ")})`,
     )
-    .option(
-      "--host <host>",
-      "address to bind (another than loopback needs --token or --insecure)",
-      SERVE_DEFAULTS.host,
-    )
-    .option("--port <port>", "port (0 picks a free one)", String(SERVE_DEFAULTS.port))
-    .option("--token <token>", "require Authorization: Bearer <token> (default: $AGENTRL_SERVE_TOKEN)")
     .option("--model-name <name>", "model name clients send (default: the checkpoint folder or policy name)")
     .option("--temperature <t>", "temperature when a request omits it", String(SERVE_DEFAULTS.temperature))
     .option("--top-p <p>", "top_p when a request omits it", String(SERVE_DEFAULTS.topP))
@@ -38,20 +36,16 @@ export function register(program: Command): void {
       String(SERVE_DEFAULTS.maxBatch),
     )
     .option("--max-n <n>", "largest n (samples per request)", String(SERVE_DEFAULTS.maxN))
-    .option("--insecure", "allow binding a non-loopback address without a token")
     .option("--json", "print {url, model, policy} as JSON once listening")
     .action(async (options) => {
-      const token: string | undefined = options.token ?? process.env.AGENTRL_SERVE_TOKEN ?? undefined;
+      const listen = serverOptions(options, "AGENTRL_SERVE_TOKEN");
       const spec: string = options.policy;
       const model =
         options.modelName ?? (SCRIPTED_POLICY_NAMES.includes(spec as never) ? spec : basename(resolve(spec)));
       const server = await startChatServer({
         loadPolicy: (sampling) => resolvePolicy(spec, sampling),
         model,
-        host: options.host,
-        port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
-        ...(token ? { token } : {}),
-        allowRemote: Boolean(options.insecure),
+        ...listen,
         defaults: {
           temperature: parseNumber("--temperature", options.temperature, { min: 0, max: 2 }),
           topP: parseNumber("--top-p", options.topP, { min: 0, max: 1 }),
@@ -64,7 +58,7 @@ export function register(program: Command): void {
       if (options.json) console.log(JSON.stringify({ url: server.url, model, policy: spec }));
       else {
         console.error(
-          `serving ${spec} as model "${model}" at ${server.url}${token ? " (bearer token required)" : ""}`,
+          `serving ${spec} as model "${model}" at ${server.url}${listen.token ? " (bearer token required)" : ""}`,
         );
         console.error("Ctrl-C to stop");
       }

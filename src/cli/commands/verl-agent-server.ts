@@ -24,7 +24,7 @@ import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type Task, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
 import { startAgentServer } from "../../verl/agent-server.ts";
-import { parseChoice, parseNumber } from "./options.ts";
+import { addServerOptions, parseChoice, parseNumber, serverOptions } from "./options.ts";
 
 function rewardOf(raw: string): RewardSpec | string {
   if (raw in REWARD_PRESETS) return raw;
@@ -44,20 +44,13 @@ function rewardOf(raw: string): RewardSpec | string {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("agent-server")
     .description(
       "run agentrl episodes over HTTP for verl's agentrl_agent loop: one episode per POST /v1/episodes " +
         "against the request's rollout server, through the recording gateway (exact ids, mask, log-probs, rewards)",
-    )
-    .option(
-      "--host <host>",
-      "address to bind (another than loopback needs --token or --insecure)",
-      "127.0.0.1",
-    )
-    .option("--port <port>", "port (0 picks a free one)", "8300")
-    .option("--token <token>", "require Authorization: Bearer <token> (default: $AGENTRL_AGENT_SERVER_TOKEN)")
-    .option("--insecure", "allow binding a non-loopback address without a token")
+    );
+  addServerOptions(command, { port: 8300, tokenEnv: "AGENTRL_AGENT_SERVER_TOKEN" })
     .option(
       "--upstream <policy>",
       "rollout server for requests that name none: checkpoint directory, scripted policy, or openai:<base-url>#<model>",
@@ -99,7 +92,7 @@ export function register(program: Command): void {
     .option("--episode-timeout <s>", "seconds one episode may run", "600")
     .option("--store <dir>", "run directory to store every episode in (created if missing)")
     .action(async (options) => {
-      const token: string | undefined = options.token ?? process.env.AGENTRL_AGENT_SERVER_TOKEN ?? undefined;
+      const listen = serverOptions(options, "AGENTRL_AGENT_SERVER_TOKEN");
       const noise = parseNumber("--noise", options.noise, { min: 0, max: 1 });
       const verifier = options.verifier
         ? parseChoice<VerifierName>("--verifier", options.verifier, VERIFIER_NAMES)
@@ -186,10 +179,7 @@ export function register(program: Command): void {
       let done = 0;
       let lastReport = Date.now();
       const server = await startAgentServer({
-        host: options.host,
-        port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
-        ...(token ? { token } : {}),
-        allowRemote: Boolean(options.insecure),
+        ...listen,
         tasks,
         ...(verifier ? { verifier } : {}),
         ...(fileTools ? { fileTools: fileTools.tools } : {}),
@@ -213,7 +203,7 @@ export function register(program: Command): void {
         },
       });
       console.error(
-        `agent-server at ${server.url}/v1/episodes${token ? " (bearer token required)" : ""}` +
+        `agent-server at ${server.url}/v1/episodes${listen.token ? " (bearer token required)" : ""}` +
           `${tasks.length ? `; ${tasks.length} tasks by id` : ""}${agent ? `; agent ${options.agent}` : ""}` +
           `${recording ? `; storing in ${options.store}` : ""}`,
       );
