@@ -42,16 +42,17 @@ export const REPORT_JSON = "report.json";
 export async function runRecipe(options: RunRecipeOptions): Promise<RecipeRun> {
   const started = performance.now();
   mkdirSync(options.out, { recursive: true });
+  const execute = options.inProcess ? undefined : childProcessExecutor(options.config);
   const { results, outcomes } = await runStages(recipeStages(options.config), {
     root: options.out,
     version: RECIPE_STAGES_VERSION,
-    execute: options.inProcess ? undefined : childProcessExecutor(options.config),
+    execute,
     parallel: options.inProcess ? 1 : (options.parallel ?? availableParallelism()),
     cores: availableParallelism(),
     onProgress: options.onProgress,
     onStage: options.onStage,
     signal: options.signal,
-  });
+  }).finally(() => execute?.close());
   const seconds = (performance.now() - started) / 1000;
   const { report, html } = await buildReport({
     config: options.config,
