@@ -173,8 +173,8 @@ async function runStage(message: StartMessage): Promise<void> {
     };
     const result = await stage.run(context, message.results);
     running = null;
-    if (controller.signal.aborted) process.exit(0); // interrupted after its last checkpoint
     await send({ type: "done", result, rss: process.memoryUsage().rss });
+    if (controller.signal.aborted) process.exit(0); // interrupted: the recipe is stopping
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     await send({ type: "error", message: failure.message, stack: failure.stack });
