@@ -175,6 +175,7 @@ export class OrtProgram {
     this.#inputs = inputs;
     this.#outputs = outputs;
     this.#fetches = Object.fromEntries(outputs.map((o) => [o.name, null]));
+    if (profilePrefix !== undefined) profiling.add(this);
   }
 
   /**
@@ -238,6 +239,17 @@ export class OrtProgram {
   }
 
   dispose(): void {
+    if (profiling.delete(this)) this.#session.endProfiling();
     this.#session.dispose();
   }
 }
+
+/**
+ * Programs writing a profile: ONNX Runtime writes it only when profiling ends, so those still open
+ * when the process exits end theirs then (a session released without it leaves an empty file).
+ */
+const profiling = new Set<OrtProgram>();
+process.once("exit", () => {
+  for (const program of profiling) program.endProfiling();
+  profiling.clear();
+});
