@@ -365,7 +365,7 @@ function matchConcat(index: GraphIndex, root: OnnxNode): Match | null {
       return add.inputs.every(visit);
     }
     const pad = index.def(name, "Pad");
-    if (!pad || pad.inputs.length !== 2 || (pad.attributes?.mode ?? "constant") !== "constant") return false;
+    if (pad?.inputs.length !== 2 || (pad.attributes?.mode ?? "constant") !== "constant") return false;
     pads.push(pad);
     return true;
   };
@@ -472,9 +472,34 @@ function withoutDeadCode(graph: OnnxGraph): OnnxGraph {
 }
 
 /**
+ * The graph without Reshapes to the shape their input already has (the converter writes one for
+ * each weight a dot reads in its own layout): on a graph input ONNX Runtime cannot alias the
+ * buffer, so each one copied its weight on every call.
+ */
+function withoutIdentityReshapes(graph: OnnxGraph, info: Map<string, TensorInfo>): OnnxGraph {
+  const index = new GraphIndex(graph, info);
+  const renamed = new Map<string, string>();
+  const resolve = (name: string) => renamed.get(name) ?? name;
+  const nodes: OnnxNode[] = [];
+  for (const node of graph.nodes) {
+    const inputs = node.inputs.map(resolve);
+    if (node.op === "Reshape" && !node.domain && !index.outputs.has(node.outputs[0])) {
+      const shape = index.info(node.inputs[0])?.shape;
+      const target = index.ints(node.inputs[1]);
+      if (shape && target?.every((d) => d > 0) && target.join() === shape.join()) {
+        renamed.set(node.outputs[0], inputs[0]);
+        continue;
+      }
+    }
+    nodes.push(inputs.every((name, i) => name === node.inputs[i]) ? node : { ...node, inputs });
+  }
+  return renamed.size === 0 ? graph : { ...graph, nodes };
+}
+
+/**
  * The graph with every self-contained pattern rewritten (each emitted group in place of its
  * anchor, so the order stays topological), and how many of each it rewrote; `skip` names fusions
- * left out (by the names the counts use). Attention runs on the
+ * left out (by the names the counts use). Reshapes to their input's own shape are dropped. Attention runs on the
  * result of the element-wise pass, whose Softmax it matches; the values fused patterns left
  * unread (the causal mask once every layer's attention is fused, the removed nodes' constants)
  * are dropped.
@@ -487,5 +512,6 @@ export function fuseGraph(
   const counts: FusionCounts = {};
   let fused = graph;
   for (const matchers of PASSES) fused = fusePass(fused, info, matchers, counts, skip);
+  fused = withoutIdentityReshapes(fused, info);
   return { graph: fused === graph ? graph : withoutDeadCode(fused), counts };
 }

@@ -1,16 +1,16 @@
 /**
  * Length-bucketed micro-batches (batch.ts `planLengthBuckets`): every sequence in exactly one row,
  * each micro-batch's T covers its members and stays within the token budget, the shapes stay few,
- * and the padded slots are never more than one T for all would pad.
+ * and the plan never costs more than one T for all.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { bucketLength, makeTokenBatches, planLengthBuckets } from "./batch.ts";
+import { bucketLength, CALL_COST, makeTokenBatches, planLengthBuckets } from "./batch.ts";
 
 const options = { maxLen: 256, maxTokens: 2048, multiple: 64 };
 
-test("a bucket plan covers every sequence once, within the budget, with no more slots than one T for all", () => {
+test("a bucket plan covers every sequence once, within the budget, and costs no more than one T for all", () => {
   fc.assert(
     fc.property(fc.array(fc.integer({ min: 1, max: 256 }), { minLength: 1, maxLength: 200 }), (lengths) => {
       const plan = planLengthBuckets(lengths, options);
@@ -28,11 +28,15 @@ test("a bucket plan covers every sequence once, within the budget, with no more 
         const cap = Math.max(1, Math.floor(options.maxTokens / T));
         assert.ok(rows === cap || (rows & (rows - 1)) === 0, `rows ${rows} at T ${T}`);
       }
+      // One T for all (the step's longest), rows a power of two up to the budget's: what the RL
+      // update did before. The plan minimises slots + CALL_COST per micro-batch, so it never costs more.
       const T = bucketLength(Math.max(...lengths), options.maxLen, options.multiple);
-      const rows = Math.max(1, Math.min(lengths.length, Math.floor(options.maxTokens / T)));
-      const single = Math.ceil(lengths.length / rows) * rows * T;
-      const slots = plan.reduce((n, batch) => n + batch.rows * batch.T, 0);
-      assert.ok(slots <= single, `${slots} slots bucketed, ${single} with one T`);
+      const cap = Math.max(1, Math.floor(options.maxTokens / T));
+      const rows = Math.min(cap, 2 ** Math.ceil(Math.log2(lengths.length)));
+      const calls = Math.ceil(lengths.length / rows);
+      const single = calls * rows * T + calls * CALL_COST;
+      const cost = plan.reduce((n, batch) => n + batch.rows * batch.T + CALL_COST, 0);
+      assert.ok(cost <= single, `${cost} bucketed, ${single} with one T`);
     }),
     { numRuns: 200 },
   );

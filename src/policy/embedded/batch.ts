@@ -45,7 +45,7 @@ export interface TokenBatchOptions {
 export type BucketPlan = { T: number; rows: number; members: number[] };
 
 /** What a micro-batch costs beyond its B·T token slots (a program call), in token slots. */
-const CALL_COST = 128;
+export const CALL_COST = 128;
 
 /**
  * Micro-batches of sequences grouped by length, with the fewest padded token slots: sequences
