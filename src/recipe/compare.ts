@@ -216,6 +216,23 @@ export function acrossRuns(claim: ComparedClaim): { decided: boolean; text: stri
   return { decided: false, text: `cannot decide: the runs disagree (${parts.join(", ")})` };
 }
 
+/** Why the undecided claims are undecided, from how they split. */
+function whyUndecided(undecided: readonly ComparedClaim[]): string {
+  const disagree = undecided.filter((claim) => acrossRuns(claim).text.includes("disagree"));
+  const reasons: string[] = [];
+  if (disagree.length > 0)
+    reasons.push(
+      "Where runs disagree, each run's interval covers its test tasks only, not its training seed " +
+        "(data order, rollouts, exploration): the seed moves these effects by more than one run's " +
+        "interval, so at this size a single run cannot settle them, and the pooled rows below average over the seeds.",
+    );
+  if (disagree.length < undecided.length)
+    reasons.push(
+      "Each run's report says, per inconclusive claim, its interval's half-width and about how many tasks would call it.",
+    );
+  return reasons.join(" ");
+}
+
 /** The comparison as a Markdown table (one row per claim, one column per run). */
 export function comparisonMarkdown(comparison: RecipeComparison): string {
   const n = comparison.runs.length;
@@ -249,7 +266,7 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     "",
     undecided.length === 0
       ? `Every claim is called the same way at all ${n} runs.`
-      : `The lab cannot decide ${undecided.length} of ${comparison.claims.length} claims at this size: ${undecided.map((claim) => `${escapePipes(claim.claim)} (${acrossRuns(claim).text.replace("cannot decide: ", "")})`).join("; ")}. Each run's report says, per inconclusive claim, its interval's half-width and about how many tasks would call it.`,
+      : `The lab cannot decide ${undecided.length} of ${comparison.claims.length} claims at this size: ${undecided.map((claim) => `${escapePipes(claim.claim)} (${acrossRuns(claim).text.replace("cannot decide: ", "")})`).join("; ")}. ${whyUndecided(undecided)}`,
     "",
     ...(pooled.length > 0
       ? [
