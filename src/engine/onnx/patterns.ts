@@ -68,7 +68,7 @@ export class GraphIndex {
     let shape: number[] | undefined;
     if (node.op === "Reshape") {
       const target = this.ints(node.inputs[1]);
-      if (target && target.every((d) => d > 0)) shape = target;
+      if (target?.every((d) => d > 0)) shape = target;
     } else if (node.op === "Transpose") {
       const perm = node.attributes?.perm as number[] | undefined;
       if (perm?.length === input.shape.length) shape = perm.map((axis) => input.shape[axis]);
