@@ -160,11 +160,7 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
   // The update of a step with several micro-batches, on their summed gradients. Kept apart from
   // the gradient programs so that those are the only ones compiled per micro-batch shape (length-
   // bucketed batches have several shapes per step).
-  const applyStep = compile(
-    (params: P, opt: AdamWState<P>, grads: P, learningRate: JaxArray) =>
-      apply(params, opt, grads, learningRate),
-    "apply-update",
-  );
+  const applyStep = compile(apply, "apply-update");
 
   const gradientSite = new ExecutionSite("gradients");
   const stepSite = new ExecutionSite("train-step");
@@ -222,11 +218,7 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
       } else {
         const acc = await accumulateAll(state.params, microBatches, mode, total);
         let norm: JaxArray;
-        [params, opt, norm] = applyStep(state.params, state.opt, acc, lr) as unknown as [
-          P,
-          AdamWState<P>,
-          JaxArray,
-        ];
+        [params, opt, norm] = applyStep(state.params, state.opt, acc, lr);
         gradNorm = (await readArrays([norm], mode, [params, opt]))[0][0];
       }
       stepSite.end();

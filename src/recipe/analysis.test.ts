@@ -14,7 +14,6 @@ import {
   positiveStatus,
   powerNote,
   proportionDifference,
-  zeroSignalByHops,
 } from "./analysis.ts";
 
 const row = (taskId: string, n: number, c: number, template?: string): TaskCount => ({
@@ -104,7 +103,6 @@ test("by chain length: hops from the template, pass rate, p(1 − p) and the no-
   assert.ok(Math.abs(short.passRate - 0.75) < 1e-12);
   assert.ok(Math.abs(short.returnVariance - 0.125) < 1e-12); // (0 + 0.25) / 2
   assert.equal(short.zeroVariance, 0.5);
-  assert.deepEqual(zeroSignalByHops(counts, long.hops), [1, 0]);
   assert.equal(
     meanPassAtK(counts, 1, (c) => c.template === undefined),
     0.25,

@@ -170,13 +170,6 @@ export function byHops(counts: readonly TaskCount[]): HopRow[] {
     });
 }
 
-/** Per task of one chain length: 1 when all its samples agree (a group without signal), else 0. */
-export function zeroSignalByHops(counts: readonly TaskCount[], hops: number): number[] {
-  return counts
-    .filter((count) => count.n > 0 && hopsOf(count) === hops)
-    .map((count) => (count.c === 0 || count.c === count.n ? 1 : 0));
-}
-
 /**
  * The probability that a GRPO group of `g` rollouts of a task carries no signal (all correct or all
  * wrong), estimated without bias from the task's n samples with c correct: a group is a draw of g

@@ -201,9 +201,8 @@ function cell(verdict: ComparedClaim["verdicts"][number]): string {
  * or not decided, and why (every run inconclusive, or runs that disagree).
  */
 export function acrossRuns(claim: ComparedClaim): { decided: boolean; text: string } {
-  const measured = claim.verdicts.filter((verdict) => verdict && verdict.status !== "not measured");
-  if (measured.length === 0) return { decided: false, text: "not measured" };
-  const statuses = new Set(measured.map((verdict) => verdict!.status));
+  const statuses = measuredStatuses(claim);
+  if (statuses.size === 0) return { decided: false, text: "not measured" };
   const [only] = [...statuses];
   if (statuses.size === 1 && only !== "inconclusive") {
     return { decided: true, text: `${only} at every run` };
@@ -216,15 +215,24 @@ export function acrossRuns(claim: ComparedClaim): { decided: boolean; text: stri
   return { decided: false, text: `cannot decide: the runs disagree (${parts.join(", ")})` };
 }
 
+/** The statuses the runs that measured a claim gave it. */
+function measuredStatuses(claim: ComparedClaim): Set<string> {
+  return new Set(
+    claim.verdicts.flatMap((verdict) =>
+      verdict && verdict.status !== "not measured" ? [verdict.status] : [],
+    ),
+  );
+}
+
 /** Why the undecided claims are undecided, from how they split. */
-function whyUndecided(undecided: readonly ComparedClaim[]): string {
-  const disagree = undecided.filter((claim) => acrossRuns(claim).text.includes("disagree"));
+function whyUndecided(undecided: readonly ComparedClaim[], pooled: boolean): string {
+  const disagree = undecided.filter((claim) => measuredStatuses(claim).size > 1);
   const reasons: string[] = [];
   if (disagree.length > 0)
     reasons.push(
       "Where runs disagree, each run's interval covers its test tasks only, not its training seed " +
         "(data order, rollouts, exploration): the seed moves these effects by more than one run's " +
-        "interval, so at this size a single run cannot settle them, and the pooled rows below average over the seeds.",
+        `interval, so at this size a single run cannot settle them${pooled ? ", and the pooled rows below average over the seeds" : ""}.`,
     );
   if (disagree.length < undecided.length)
     reasons.push(
@@ -245,7 +253,8 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     "across runs",
   ];
   const escapePipes = (text: string) => text.replaceAll("|", "\\|");
-  const rows = comparison.claims.map((claim) => [
+  const across = comparison.claims.map(acrossRuns);
+  const rows = comparison.claims.map((claim, i) => [
     claim.experiment,
     escapePipes(claim.claim),
     ...claim.verdicts.map(cell),
@@ -253,9 +262,11 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     claim.estimates
       ? `${signed(claim.estimates.mean)} [${signed(claim.estimates.min)}, ${signed(claim.estimates.max)}]`
       : "—",
-    acrossRuns(claim).text,
+    across[i].text,
   ]);
-  const undecided = comparison.claims.filter((claim) => !acrossRuns(claim).decided);
+  const undecided = comparison.claims.flatMap((claim, i) =>
+    across[i].decided ? [] : [{ claim, why: across[i].text.replace("cannot decide: ", "") }],
+  );
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
   const pooledHeader = ["pooled over runs", "runs", "Δ [95% CI]", "status"];
   const pooled = comparison.pooled.filter((row) => row.runs > 0);
@@ -266,7 +277,10 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     "",
     undecided.length === 0
       ? `Every claim is called the same way at all ${n} runs.`
-      : `The lab cannot decide ${undecided.length} of ${comparison.claims.length} claims at this size: ${undecided.map((claim) => `${escapePipes(claim.claim)} (${acrossRuns(claim).text.replace("cannot decide: ", "")})`).join("; ")}. ${whyUndecided(undecided)}`,
+      : `The lab cannot decide ${undecided.length} of ${comparison.claims.length} claims at this size: ${undecided.map(({ claim, why }) => `${escapePipes(claim.claim)} (${why})`).join("; ")}. ${whyUndecided(
+          undecided.map(({ claim }) => claim),
+          pooled.length > 0,
+        )}`,
     "",
     ...(pooled.length > 0
       ? [

@@ -71,7 +71,7 @@ export function childProcessExecutor(config: RecipeConfig, options: { reuse?: bo
     return { child, threads, stages: 0 };
   };
   const take = (threads: number | undefined): Worker => {
-    const at = idle.findIndex((worker) => worker.threads === threads && worker.child.exitCode === null);
+    const at = idle.findIndex((worker) => worker.threads === threads); // exited ones leave `idle`
     if (at < 0) return spawn(threads);
     const [worker] = idle.splice(at, 1);
     worker.child.ref();

@@ -184,7 +184,7 @@ function advantageOptions(config: RlConfig): AdvantageOptions {
 function microBatches(sequences: TokenSequence[], maxLen: number, microBatchTokens: number): TokenBatch[] {
   return makeTokenBatches(sequences, {
     maxLen,
-    maxTokensPerMicroBatch: Math.max(microBatchTokens, 64),
+    maxTokensPerMicroBatch: microBatchTokens,
     lengthMultiple: 64,
     normalization: "sum",
     lengthBuckets: true,

@@ -20,7 +20,7 @@
  * same softmax: the blocked weights underflow to 0 either way).
  */
 
-import { type GraphIndex, type Match, orders } from "./patterns.ts";
+import { type GraphIndex, type Match, orders, single } from "./patterns.ts";
 import type { OnnxNode } from "./proto.ts";
 
 /** The first producer of `name` that is not a Reshape, and the Reshapes passed on the way. */
@@ -250,8 +250,7 @@ export function matchAttention(index: GraphIndex, root: OnnxNode): Match | null 
         const xNodes = throughReshapes(index, rows).reshapes;
         const x = xNodes.length > 0 ? xNodes.at(-1)!.inputs[0] : rows;
         if (!same(index.info(x)?.shape, [B, T, D]) || !same(index.info(rows)?.shape, [B * T, D])) continue;
-        const remove = [
-          root,
+        const inside = [
           transpose,
           ...pv!.nodes,
           ...softmax,
@@ -268,26 +267,13 @@ export function matchAttention(index: GraphIndex, root: OnnxNode): Match | null 
           matmul,
           ...xNodes,
         ];
-        return {
-          name: "Attention",
-          // Each slice's Reshapes end at the shared qkv Reshapes: listed once.
-          remove: [...new Set(remove)],
-          emit: new Map([
-            [
-              root,
-              [
-                {
-                  op: "Attention",
-                  domain: "com.microsoft",
-                  inputs: [x, weights, bias],
-                  outputs: root.outputs,
-                  attributes: { num_heads: H, unidirectional: 1, scale: { float: scale as number } },
-                },
-              ],
-            ],
-          ]),
-          keep: [...root.outputs],
-        };
+        return single(root, inside, {
+          op: "Attention",
+          domain: "com.microsoft",
+          inputs: [x, weights, bias],
+          outputs: root.outputs,
+          attributes: { num_heads: H, unidirectional: 1, scale: { float: scale as number } },
+        });
       }
     }
   }

@@ -80,20 +80,17 @@ const REDUCE: Record<string, string> = {
 };
 
 /**
- * Whether converted graphs get fused operators (fuse.ts): yes unless AGENTRL_ONNX_FUSE is "0" or
- * "off" (to measure what fusion buys, or to rule it out).
+ * The fusions AGENTRL_ONNX_FUSE asks for (fuse.ts): none when it is "0" or "off" (to measure what
+ * fusion buys, or to rule it out), else all but those it names with a minus
+ * (`-Attention,-FastGelu`, for A/B measurements of one).
  */
-function fusionEnabled(): boolean {
-  const raw = process.env.AGENTRL_ONNX_FUSE;
-  return raw !== "0" && raw !== "off";
-}
-
-/** Fusions turned off one by one (`AGENTRL_ONNX_FUSE=-Attention,-FastGelu`), for A/B measurements. */
-function fusionsSkipped(): Set<string> {
+function fusionSetting(): { enabled: boolean; skip: Set<string> } {
   const raw = process.env.AGENTRL_ONNX_FUSE ?? "";
-  return new Set(
-    raw.split(",").flatMap((part) => (part.trim().startsWith("-") ? [part.trim().slice(1)] : [])),
-  );
+  const parts = raw.split(",").map((part) => part.trim());
+  return {
+    enabled: raw !== "0" && raw !== "off",
+    skip: new Set(parts.flatMap((part) => (part.startsWith("-") ? [part.slice(1)] : []))),
+  };
 }
 
 /** Converts a (flattened) jaxpr whose first `consts.length` inputs are the given constants. */
@@ -155,8 +152,9 @@ export function convertJaxpr(
     outputs.push({ name, dtype: value.dtype, shape: value.shape });
     g.outputs.push({ name, dtype: value.dtype, shape: value.shape });
   }
-  if (!(options.fuse ?? fusionEnabled())) return { graph: g.graph(), fused: {}, inputs, outputs };
-  const { graph, counts } = fuseGraph(g.graph(), info, fusionsSkipped());
+  const fusion = fusionSetting();
+  if (!(options.fuse ?? fusion.enabled)) return { graph: g.graph(), fused: {}, inputs, outputs };
+  const { graph, counts } = fuseGraph(g.graph(), info, fusion.skip);
   return { graph, fused: counts, inputs, outputs };
 }
 

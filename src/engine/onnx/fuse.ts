@@ -14,7 +14,8 @@
  * the pattern stays as it is (computing them twice would cost more than it saves). Every check
  * that makes the rewrite exact — the axis is the last one, 1/D is the width's reciprocal, the
  * scale and bias are [D] — reads the shapes the converter recorded; a value whose shape is unknown
- * is not fused.
+ * is not fused. Train steps get their own rewrites (the GELU with its gradient, slice gradients as
+ * one Concat), and forward-only programs the whole causal attention (attention.ts).
  */
 
 import { matchAttention } from "./attention.ts";
@@ -388,17 +389,12 @@ function matchConcat(index: GraphIndex, root: OnnxNode): Match | null {
   pieces.sort((a, b) => a.start - b.start);
   if (pieces[0].start !== 0 || pieces.at(-1)!.end !== shape[axis]) return null;
   if (pieces.some((piece, i) => i > 0 && piece.start !== pieces[i - 1].end)) return null;
-  return {
-    name: "Concat",
-    remove: [...adds, ...pads],
-    emit: new Map([
-      [
-        root,
-        [{ op: "Concat", inputs: pieces.map((p) => p.input), outputs: root.outputs, attributes: { axis } }],
-      ],
-    ]),
-    keep: [...root.outputs],
-  };
+  return single(root, [...adds.slice(1), ...pads], {
+    op: "Concat",
+    inputs: pieces.map((p) => p.input),
+    outputs: root.outputs,
+    attributes: { axis },
+  });
 }
 
 type Matcher = (index: GraphIndex, root: OnnxNode) => Match | null;
@@ -499,10 +495,10 @@ function withoutIdentityReshapes(graph: OnnxGraph, info: Map<string, TensorInfo>
 /**
  * The graph with every self-contained pattern rewritten (each emitted group in place of its
  * anchor, so the order stays topological), and how many of each it rewrote; `skip` names fusions
- * left out (by the names the counts use). Reshapes to their input's own shape are dropped. Attention runs on the
- * result of the element-wise pass, whose Softmax it matches; the values fused patterns left
- * unread (the causal mask once every layer's attention is fused, the removed nodes' constants)
- * are dropped.
+ * left out (by the names the counts use). Attention runs on the result of the element-wise pass,
+ * whose Softmax it matches. Then Reshapes to their input's own shape are dropped, and so are the
+ * values nothing reads any more (the causal mask once every layer's attention is fused, the
+ * removed nodes' constants).
  */
 export function fuseGraph(
   graph: OnnxGraph,

@@ -61,6 +61,11 @@ export function planLengthBuckets(
 ): BucketPlan[] {
   const order = lengths.map((_, i) => i).sort((a, b) => lengths[a] - lengths[b] || a - b);
   const n = order.length;
+  // The micro-batch whose longest member is the k-th shortest sequence: its T and most rows.
+  const shapeAt = (k: number) => {
+    const T = bucketLength(lengths[order[k]], options.maxLen, options.multiple);
+    return { T, cap: Math.max(1, Math.floor(options.maxTokens / T)) };
+  };
   const rowsFor = (count: number, cap: number) => {
     let rows = 1;
     while (rows < count) rows *= 2;
@@ -71,8 +76,7 @@ export function planLengthBuckets(
   const cut = new Int32Array(n + 1);
   best[0] = 0;
   for (let j = 1; j <= n; j++) {
-    const T = bucketLength(lengths[order[j - 1]], options.maxLen, options.multiple);
-    const cap = Math.max(1, Math.floor(options.maxTokens / T));
+    const { T, cap } = shapeAt(j - 1);
     for (let i = Math.max(0, j - cap); i < j; i++) {
       const cost = best[i] + rowsFor(j - i, cap) * T + CALL_COST;
       if (cost < best[j]) {
@@ -83,9 +87,8 @@ export function planLengthBuckets(
   }
   const plan: BucketPlan[] = [];
   for (let j = n; j > 0; j = cut[j]) {
-    const members = order.slice(cut[j], j);
-    const T = bucketLength(lengths[members[members.length - 1]], options.maxLen, options.multiple);
-    plan.push({ T, rows: rowsFor(members.length, Math.max(1, Math.floor(options.maxTokens / T))), members });
+    const { T, cap } = shapeAt(j - 1);
+    plan.push({ T, rows: rowsFor(j - cut[j], cap), members: order.slice(cut[j], j) });
   }
   return plan;
 }
