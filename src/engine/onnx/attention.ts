@@ -78,25 +78,33 @@ function qkvSlice(index: GraphIndex, name: string, part: number): { nodes: OnnxN
 }
 
 /**
- * A MatMul reached through Reshapes whose operands (also through Reshapes, which only relabel
- * row-major data) are [..batch, m, n] and [..batch, n, p] with the given batch size.
+ * A MatMul (or a FusedMatMul reading its second operand transposed) reached through Reshapes whose
+ * operands (also through Reshapes, which only relabel row-major data) are [..batch, m, n] and
+ * [..batch, n, p] (with `transB`, [..batch, p, n]) with the given batch size.
  */
 function batchedMatMul(
   index: GraphIndex,
   name: string,
   batch: number,
   [m, n, p]: [number, number, number],
-): { nodes: OnnxNode[]; a: string; b: string } | null {
-  const nodes = producedBy(index, name, "MatMul");
-  const matmul = nodes?.[0];
+): { nodes: OnnxNode[]; a: string; b: string; transB: boolean } | null {
+  const { node: matmul, reshapes } = throughReshapes(index, name);
   if (!matmul) return null;
+  const plain = matmul.op === "MatMul" && !matmul.domain;
+  const fused = matmul.op === "FusedMatMul" && matmul.domain === "com.microsoft";
+  const { transB = 0, ...rest } = matmul.attributes ?? {};
+  if (
+    !plain &&
+    !(fused && transB === 1 && Object.keys(rest).every((key) => key === "transA" && rest.transA === 0))
+  )
+    return null;
   const [a, b] = matmul.inputs;
   const aShape = index.info(a)?.shape;
   const bShape = index.info(b)?.shape;
   if (!aShape || !bShape || aShape.length < 2 || aShape.length !== bShape.length) return null;
   if (!same(aShape.slice(0, -2), bShape.slice(0, -2)) || product(aShape.slice(0, -2)) !== batch) return null;
-  if (!same(aShape.slice(-2), [m, n]) || !same(bShape.slice(-2), [n, p])) return null;
-  return { nodes: nodes!, a, b };
+  if (!same(aShape.slice(-2), [m, n]) || !same(bShape.slice(-2), fused ? [p, n] : [n, p])) return null;
+  return { nodes: [matmul, ...reshapes], a, b, transB: fused };
 }
 
 /** Small constant subgraphs (the traced causal mask) evaluated with NumPy broadcasting. */
@@ -219,7 +227,7 @@ export function matchAttention(index: GraphIndex, root: OnnxNode): Match | null 
   const K = heads[3];
   if (H * K !== D || !same(transpose.attributes?.perm as number[] | undefined, [0, 2, 1, 3])) return null;
   const pv = batchedMatMul(index, transpose.inputs[0], B * H, [T, T, K]);
-  const softmax = pv && producedBy(index, pv.a, "Softmax");
+  const softmax = pv && !pv.transB && producedBy(index, pv.a, "Softmax");
   const v = pv && transposed(index, pv.b, [0, 2, 1, 3], [B, T, H, K]);
   const vSlice = v && qkvSlice(index, v.input, 2);
   if (!softmax || !vSlice || softmax[0].attributes?.axis !== -1) return null;
@@ -228,7 +236,8 @@ export function matchAttention(index: GraphIndex, root: OnnxNode): Match | null 
   for (const [scores, mask] of orders(masked)) {
     if (!isCausalMask(index, mask, T)) continue;
     const qk = batchedMatMul(index, scores, B * H, [T, K, T]);
-    const k = qk && transposed(index, qk.b, [0, 2, 3, 1], [B, T, H, K]);
+    // kᵀ: [B,T,H,K] → [B,H,K,T], or → [B,H,T,K] read transposed by the product
+    const k = qk && transposed(index, qk.b, qk.transB ? [0, 2, 1, 3] : [0, 2, 3, 1], [B, T, H, K]);
     const kSlice = k && qkvSlice(index, k.input, 1);
     // q·s, then heads first: the scale is a scalar constant.
     const q = qk && transposed(index, qk.a, [0, 2, 1, 3], [B, T, H, K]);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { type JaxArray, np } from "../jax.ts";
 import { onnxJit } from "./jit.ts";
+import { defaultSpin, defaultThreads } from "./runtime.ts";
 
 const f = (x: JaxArray, w: JaxArray) => [np.exp(np.matmul(x, w).mul(0.5)).sum(-1)];
 
@@ -51,5 +52,31 @@ test("an optimised program is cached on disk, reloaded with the same outputs, an
     if (before === undefined) delete process.env.AGENTRL_ORT_CACHE;
     else process.env.AGENTRL_ORT_CACHE = before;
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("ONNX Runtime settings from the environment: defaults, valid values, and a clear error naming the variable", () => {
+  const saved = { threads: process.env.AGENTRL_ORT_THREADS, spin: process.env.AGENTRL_ORT_SPIN };
+  try {
+    delete process.env.AGENTRL_ORT_THREADS;
+    delete process.env.AGENTRL_ORT_SPIN;
+    assert.equal(defaultThreads(), 2);
+    assert.equal(defaultSpin(), true);
+    process.env.AGENTRL_ORT_THREADS = "1";
+    process.env.AGENTRL_ORT_SPIN = "0";
+    assert.equal(defaultThreads(), 1);
+    assert.equal(defaultSpin(), false);
+    process.env.AGENTRL_ORT_THREADS = "two";
+    process.env.AGENTRL_ORT_SPIN = "yes";
+    assert.throws(() => defaultThreads(), /AGENTRL_ORT_THREADS must be a positive integer, got "two"/);
+    assert.throws(() => defaultSpin(), /AGENTRL_ORT_SPIN must be 0 or 1, got "yes"/);
+  } finally {
+    for (const [key, value] of [
+      ["AGENTRL_ORT_THREADS", saved.threads],
+      ["AGENTRL_ORT_SPIN", saved.spin],
+    ] as const) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
   }
 });
