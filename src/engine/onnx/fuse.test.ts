@@ -4,6 +4,9 @@
  * make it something else, or whose dtype the operator lacks is left as it is and stays correct.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import {
   attend,
@@ -61,6 +64,41 @@ test("LayerNorm, softmax, log-softmax and GELU become one operator each, with ja
     const { fused, worst } = run(f, inputs);
     assert.deepEqual(fused, { [op]: 1 }, op);
     assert.ok(worst < 2e-5, `${op}: differs from jax-js by ${worst}`);
+  }
+});
+
+test("a bias added just before a GELU joins the FastGelu (the projection stays a plain MatMul), unless something else reads the sum", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agentrl-fuse-dump-"));
+  const inputs = () => [randomArray([6, 16], 11), randomArray([16, 24], 12), randomArray([24], 13)];
+  const listing = (f: Fn) => {
+    rmSync(dir, { recursive: true, force: true });
+    process.env.AGENTRL_ONNX_DUMP = dir;
+    try {
+      const result = run(f, inputs);
+      const [txt] = readdirSync(dir).filter((name) => name.endsWith(".txt"));
+      return { ...result, nodes: readFileSync(join(dir, txt), "utf8").trim().split("\n") };
+    } finally {
+      delete process.env.AGENTRL_ONNX_DUMP;
+    }
+  };
+  try {
+    const biased = listing((x, w, b) => [modelGelu(np.matmul(x, w).add(b))]);
+    assert.deepEqual(biased.fused, { FastGelu: 1 });
+    assert.ok(biased.worst < 2e-5, `differs from jax-js by ${biased.worst}`);
+    const gelu = biased.nodes.filter((line) => line.includes("FastGelu("));
+    assert.equal(gelu.length, 1);
+    assert.match(gelu[0], /FastGelu\([^,]+, [^,]+\)/, "FastGelu reads the bias");
+    assert.ok(!biased.nodes.some((line) => / = Add\(/.test(line)), biased.nodes.join("\n"));
+    // the sum is also an output: the Add stays, the GELU alone is fused
+    const shared = listing((x, w, b) => {
+      const h = np.matmul(x, w).add(b);
+      return [modelGelu(h.ref), h];
+    });
+    assert.deepEqual(shared.fused, { FastGelu: 1 });
+    assert.ok(shared.worst < 2e-5, `differs from jax-js by ${shared.worst}`);
+    assert.ok(shared.nodes.some((line) => / = Add\(/.test(line)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

