@@ -169,6 +169,25 @@ function capacityFor(needed: number, maxLen: number): number {
  * are copied into a larger bucket when a row outgrows it and into a smaller one when every row has
  * become short again (after resets).
  */
+/**
+ * `target[at..] = source[from..from + length]`. A decode step writes one key and one value row of
+ * K floats per row, head and layer (2,048 of them at 64 rows): a loop copies such short runs
+ * without the subarray objects `set` needs (measured: ~1 ms of a ~9 ms step went to those).
+ */
+function copyInto(
+  target: Float32Array,
+  at: number,
+  source: Float32Array,
+  from: number,
+  length: number,
+): void {
+  if (length > 256) {
+    target.set(source.subarray(from, from + length), at);
+    return;
+  }
+  for (let i = 0; i < length; i++) target[at + i] = source[from + i];
+}
+
 export class HostKvCache {
   readonly rows: number;
   readonly config: GptConfig;
@@ -302,8 +321,8 @@ export class HostKvCache {
         for (let h = 0; h < H; h++) {
           const from = (r * H + h) * chunk * K;
           const to = ((b * H + h) * S + start[b]) * K;
-          this.#keys[layer].set(freshKeys.subarray(from, from + n * K), to);
-          this.#values[layer].set(freshValues.subarray(from, from + n * K), to);
+          copyInto(this.#keys[layer], to, freshKeys, from, n * K);
+          copyInto(this.#values[layer], to, freshValues, from, n * K);
         }
       }
     }

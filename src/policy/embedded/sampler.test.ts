@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import fc from "fast-check";
 import { createRng } from "../../core/random.ts";
 import { logSoftmax, sampleToken } from "./sampler.ts";
 
@@ -57,4 +58,39 @@ test("reported log-prob is log softmax(logits / T) before truncation; greedy tak
 
 test("the same seed draws the same tokens", () => {
   assert.deepEqual(frequencies(1, 0.9, 7), frequencies(1, 0.9, 7));
+});
+
+test("top-p draws exactly what sorting the whole vocabulary draws: peaked, flat (past the selection limit) and tied logits", () => {
+  // The definition: sort by log-prob (ties: lower id first), keep until the mass reaches topP.
+  const reference = (values: number[], temperature: number, topP: number, u: number) => {
+    const logp = logSoftmax(values, temperature);
+    const order = Array.from(logp.keys()).sort((a, b) => logp[b] - logp[a] || a - b);
+    let kept = 0;
+    let mass = 0;
+    while (kept < order.length && (kept === 0 || mass < topP)) mass += Math.exp(logp[order[kept++]]);
+    let cumulative = 0;
+    for (let i = 0; i < kept; i++) {
+      cumulative += Math.exp(logp[order[i]]);
+      if (u * mass < cumulative) return order[i];
+    }
+    return order[kept - 1];
+  };
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: -40, max: 40 }), { minLength: 1, maxLength: 64 }),
+      fc.constantFrom(0.3, 1, 5),
+      fc.constantFrom(0.5, 0.9, 0.95, 0.999),
+      fc.integer({ min: 1, max: 1000 }),
+      (ints, temperature, topP, seed) => {
+        const values = ints.map((v) => v / 8); // coarse steps: many ties
+        const rng = createRng(seed);
+        const u = createRng(seed).next();
+        assert.equal(
+          sampleToken(values, { temperature, topP }, rng).id,
+          reference(values, temperature, topP, u),
+        );
+      },
+    ),
+    { numRuns: 400 },
+  );
 });

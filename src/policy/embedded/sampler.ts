@@ -70,14 +70,38 @@ export function sampleToken(
     while (last > 0 && logp[last] === -Infinity) last--;
     return { id: last, logprob: logp[last] };
   }
-  const order = Array.from(logp.keys()).sort((a, b) => logp[b] - logp[a] || a - b);
-  let kept = 0;
-  let mass = 0;
-  while (kept < order.length && (kept === 0 || mass < options.topP)) mass += Math.exp(logp[order[kept++]]);
+  const { order, kept, mass } = nucleus(logp, options.topP);
   let cumulative = 0;
   for (let i = 0; i < kept; i++) {
     cumulative += Math.exp(logp[order[i]]);
     if (u * mass < cumulative) return { id: order[i], logprob: logp[order[i]] };
   }
   return { id: order[kept - 1], logprob: logp[order[kept - 1]] };
+}
+
+/** Selection up to this many tokens before sorting the whole vocabulary instead. */
+const SELECT_LIMIT = 16;
+
+/**
+ * The nucleus: tokens by decreasing log-prob (ties: lower id first) until their mass reaches
+ * `topP`. Usually a handful of tokens hold it, so they are picked by repeated scans, each the
+ * next largest; past SELECT_LIMIT the whole vocabulary is sorted. Both give the same order.
+ */
+function nucleus(logp: Float64Array, topP: number): { order: ArrayLike<number>; kept: number; mass: number } {
+  const taken = new Uint8Array(logp.length);
+  const order: number[] = [];
+  let mass = 0;
+  while (order.length < SELECT_LIMIT && order.length < logp.length && (order.length === 0 || mass < topP)) {
+    let best = -1;
+    for (let i = 0; i < logp.length; i++) if (!taken[i] && (best < 0 || logp[i] > logp[best])) best = i;
+    taken[best] = 1;
+    order.push(best);
+    mass += Math.exp(logp[best]);
+  }
+  if (order.length === logp.length || mass >= topP) return { order, kept: order.length, mass };
+  const sorted = Array.from(logp.keys()).sort((a, b) => logp[b] - logp[a] || a - b);
+  let kept = 0;
+  mass = 0;
+  while (kept < sorted.length && (kept === 0 || mass < topP)) mass += Math.exp(logp[sorted[kept++]]);
+  return { order: sorted, kept, mass };
 }
