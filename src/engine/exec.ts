@@ -94,7 +94,7 @@ export async function readArrays(
   mode: ExecMode,
   settle: unknown = null,
 ): Promise<ArrayLike<number>[]> {
-  if (mode === "main" || !workerPoolEnabled) return arrays.map(takeHostData);
+  if (mode === "main" || !workerPoolEnabled) return arrays.map((array) => takeHostData(array));
   if (settle) await jax.blockUntilReady(settle as never);
   const out: ArrayLike<number>[] = [];
   for (const array of arrays) out.push(await array.data());

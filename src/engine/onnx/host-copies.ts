@@ -13,10 +13,18 @@ export function rememberHostCopy(array: JaxArray, data: HostArray): void {
   copies.set(array, data);
 }
 
-/** The array's data on the host. Consumes the array (as `dataSync` does). */
-export function takeHostData(array: JaxArray): HostArray {
+/**
+ * The array's data on the host. Consumes the array (as `dataSync` does). `remember`: keep the copy
+ * read from jax-js's heap for the array's next read (programs' inputs: a policy's parameters are
+ * read by every call, ~3.4 MB each time for the default model, and arrays never change).
+ */
+export function takeHostData(array: JaxArray, remember = false): HostArray {
   const known = copies.get(array);
-  if (!known) return array.dataSync() as HostArray;
-  array.dispose();
-  return known;
+  if (known) {
+    array.dispose();
+    return known;
+  }
+  const data = array.dataSync() as HostArray;
+  if (remember) copies.set(array, data);
+  return data;
 }

@@ -202,7 +202,7 @@ export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {
       fallback ??= jax.jit(f as never) as never;
       return fallback!(...args);
     }
-    const data = leaves.map(takeHostData);
+    const data = leaves.map((leaf) => takeHostData(leaf, true));
     const outputs = entry.program.run(data);
     const arrays = outputs.map((values, i) => {
       const spec = entry.outputs[i];
