@@ -2,7 +2,6 @@
  * Lookups over a world (by id, by name, by type, near-duplicates), built once per world object and
  * cached. The world itself stays plain JSON.
  */
-import { areNearDuplicates } from "./near-duplicates.ts";
 import type { City, Company, Country, Entity, EntityType, Person, World } from "./types.ts";
 
 export interface WorldIndex {
@@ -47,22 +46,48 @@ export function indexWorld(world: World): WorldIndex {
   return index;
 }
 
-function findTwins(entities: readonly Entity[]): Map<string, string[]> {
-  const twins = new Map<string, string[]>();
-  const link = (a: Entity, b: Entity) => {
-    twins.set(a.id, [...(twins.get(a.id) ?? []), b.id]);
-    twins.set(b.id, [...(twins.get(b.id) ?? []), a.id]);
+/**
+ * Each entity's twins, in the entities' order: people who share a first name, and other entities
+ * of the same type whose names are one trailing character apart. Found through name keys, not by
+ * comparing every pair (a world has thousands of entities; the pairs took ~65 ms per process).
+ */
+export function findTwins(entities: readonly Entity[]): Map<string, string[]> {
+  const groups = new Map<string, number[]>();
+  const add = (key: string, at: number) => {
+    const group = groups.get(key);
+    if (group) group.push(at);
+    else groups.set(key, [at]);
   };
-  for (let i = 0; i < entities.length; i++) {
-    for (let j = i + 1; j < entities.length; j++) {
-      const a = entities[i];
-      const b = entities[j];
-      if (a.type !== b.type) continue;
-      const twin =
-        a.type === "person" ? firstName(a.name) === firstName(b.name) : areNearDuplicates(a.name, b.name);
-      if (twin) link(a, b);
+  entities.forEach((entity, at) => {
+    if (entity.type === "person") add(`person ${firstName(entity.name)}`, at);
+    else add(`${entity.type} ${entity.name}`, at);
+  });
+  const found = new Map<number, Set<number>>();
+  const link = (a: number, b: number) => {
+    if (a === b) return;
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ]) {
+      const set = found.get(x) ?? new Set<number>();
+      set.add(y);
+      found.set(x, set);
     }
-  }
+  };
+  entities.forEach((entity, at) => {
+    if (entity.type === "person") {
+      for (const other of groups.get(`person ${firstName(entity.name)}`)!) link(at, other);
+    } else if (entity.name.length > 1) {
+      // a name one character longer than another's: the shorter is this one without its last
+      for (const other of groups.get(`${entity.type} ${entity.name.slice(0, -1)}`) ?? []) link(at, other);
+    }
+  });
+  const twins = new Map<string, string[]>();
+  for (const [at, others] of [...found].sort((a, b) => a[0] - b[0]))
+    twins.set(
+      entities[at].id,
+      [...others].sort((a, b) => a - b).map((other) => entities[other].id),
+    );
   return twins;
 }
 

@@ -17,6 +17,8 @@ import {
   resolveWorldConfig,
   splitOfWorld,
 } from "./index.ts";
+import { areNearDuplicates } from "./near-duplicates.ts";
+import { findTwins } from "./world-index.ts";
 
 const SEEDS = Array.from({ length: 30 }, (_, i) => i * 7 + 1);
 const digits = (n: number) => String(n).length;
@@ -180,4 +182,31 @@ test("the example documents read as the brief shows", () => {
     world.documents.find((d) => d.id === person.id)?.text,
     `${person.name} : person . born in ${entityById(index, person.bornIn).name} . born ${person.born} .`,
   );
+});
+
+test("twins found through name keys are exactly the pairwise definition's (shared first name; names one trailing character apart)", () => {
+  for (const seed of [1, 7, 42]) {
+    const { entities } = generateWorld(seed);
+    const want = new Map<string, string[]>();
+    entities.forEach((a, i) => {
+      const mine = entities.filter(
+        (b, j) =>
+          j !== i &&
+          a.type === b.type &&
+          (a.type === "person" ? firstName(a.name) === firstName(b.name) : areNearDuplicates(a.name, b.name)),
+      );
+      if (mine.length > 0)
+        want.set(
+          a.id,
+          mine.map((b) => b.id),
+        );
+    });
+    const got = findTwins(entities);
+    assert.deepEqual(new Map([...got].sort()), new Map([...want].sort()), `world ${seed}`);
+    assert.ok(got.size > 0, `world ${seed} has twins`);
+  }
+  // near-duplicates of a name that is itself a near-duplicate: every pair linked, nothing else
+  const city = (id: string, name: string) => ({ id, name, type: "city" }) as never;
+  const chain = findTwins([city("a", "Oslo"), city("b", "Oslox"), city("c", "Osloxy"), city("d", "Osl")]);
+  assert.deepEqual(Object.fromEntries(chain), { a: ["b", "d"], b: ["a", "c"], c: ["b"], d: ["a"] });
 });
