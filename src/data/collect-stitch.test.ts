@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
@@ -16,6 +16,7 @@ import { stitchDataset, stitchTrajectory } from "./stitch.ts";
 import { datasetTasks, parseTemplateShares, templateOfTaskId } from "./tasks.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-data-"));
+after(() => rmSync(root, { recursive: true, force: true }));
 const tasks = datasetTasks({ count: 120, seed: 3 });
 
 test("dataset tasks: train worlds only, unique ids, template shares honoured", () => {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -22,6 +22,7 @@ import { datasetTasks } from "./tasks.ts";
 import { SFT_DATASET_TEMPLATE, verlParquetBuffer, verlRow } from "./verl-parquet.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-export-"));
+after(() => rmSync(root, { recursive: true, force: true }));
 
 /** Drops null/undefined object fields (parquet structs read absent keys back as null, as pyarrow does). */
 function normalise(value: unknown): unknown {

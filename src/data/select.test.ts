@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -137,8 +137,10 @@ test("selectTasks on real rollouts: only tasks with 0 < pass rate < 1 survive, z
   );
 });
 
-test("selectDataset writes the rollouts, selection.json and a task file that loads back", async () => {
-  const out = join(mkdtempSync(join(tmpdir(), "agentrl-select-")), "selected");
+test("selectDataset writes the rollouts, selection.json and a task file that loads back", async (t) => {
+  const folder = mkdtempSync(join(tmpdir(), "agentrl-select-"));
+  const out = join(folder, "selected");
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
   const result = await selectDataset({ policy: "mixed", tasks: { count: 24, seed: 4 }, m: 4, seed: 1, out });
   assert.ok(existsSync(join(out, "selection.json")));
   const selection = JSON.parse(readFileSync(join(out, "selection.json"), "utf8"));

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -122,8 +122,9 @@ const hashTokenizer: Tokenizer = {
   decode: (ids) => ids.map((id) => `w${id}`).join(" "),
 };
 
-test("agentrl boundary end to end: expert vs vague eval runs, page escapes model text, perplexity wiring", async () => {
+test("agentrl boundary end to end: expert vs vague eval runs, page escapes model text, perplexity wiring", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-boundary-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const tasks: WorldTaskSource = { type: "world", split: "test", count: 15, seed: 2 };
   const common = { tasks, n: 4, runsRoot: root, curves: { bootstrap: { resamples: 50 } } };
   const expert = await evaluate({

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { keyFromSeed } from "../engine/init.ts";
 import { disposeTree } from "../engine/tree.ts";
 import { initGpt, loadEmbeddedPolicy, saveModelCheckpoint } from "../policy/embedded/index.ts";
@@ -16,6 +16,7 @@ import { perplexityUnder } from "./perplexity.ts";
 import { evaluate } from "./run-eval.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-scorer-"));
+after(() => rmSync(root, { recursive: true, force: true }));
 const checkpoint = join(root, "tiny");
 const tokenizer = createWordTokenizer(embeddedVocabulary());
 const config = { vocabSize: tokenizer.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, dFF: 32, maxLen: 192 };

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { createMockPolicy } from "../policy/mock.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
 import { openRunDirectory } from "../store/index.ts";
@@ -11,6 +11,7 @@ import { passAtK } from "./passk.ts";
 import { evalEpisodeSeed, evaluate, type WorldTaskSource } from "./run-eval.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-eval-"));
+after(() => rmSync(root, { recursive: true, force: true }));
 const worldTasks = (count: number): WorldTaskSource => ({ type: "world", split: "test", count, seed: 3 });
 
 test("the expert policy has pass@1 = 1 on every family; files are written", async () => {

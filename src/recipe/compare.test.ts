@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -50,8 +50,9 @@ const gain = (mean: number, lower: number, upper: number, status: Verdict["statu
 });
 const bound: Verdict = { experiment: "base", claim: "bound", status: "reproduced", evidence: "…" };
 
-test("compare: claims aligned by experiment and text, counted per status, estimates averaged", () => {
+test("compare: claims aligned by experiment and text, counted per status, estimates averaged", (t) => {
   const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const dirs = [
     writeRun(root, "s1", report(1, [gain(0.04, 0.01, 0.07, "reproduced"), bound])),
     writeRun(root, "s2", report(2, [gain(0.0, -0.06, 0.06, "inconclusive"), bound])),
@@ -93,8 +94,9 @@ test("compare: claims aligned by experiment and text, counted per status, estima
   );
 });
 
-test("compare: runs whose configs differ beyond the seed are flagged; a folder without a report fails clearly", () => {
+test("compare: runs whose configs differ beyond the seed are flagged; a folder without a report fails clearly", (t) => {
   const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const a = writeRun(root, "a", report(1, [bound]));
   const b = writeRun(root, "b", report(2, [bound], { rl: { learningRate: 2e-4 } }));
   const comparison = compareRecipeRuns([a, b].map((dir) => ({ dir, report: loadRecipeReport(dir) })));
@@ -126,7 +128,7 @@ function writeEval(dir: string, stage: string, counts: [string, number, number][
   );
 }
 
-test("pooled over runs: each task's samples summed across runs, one paired difference, withheld left out of RL − base", () => {
+test("pooled over runs: each task's samples summed across runs, one paired difference, withheld left out of RL − base", (t) => {
   const pooled = poolCounts([
     [{ taskId: "t1", family: "lookup", n: 4, c: 1, policyErrors: 1 }],
     [
@@ -143,6 +145,7 @@ test("pooled over runs: each task's samples summed across runs, one paired diffe
   );
 
   const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const one = writeRun(root, "s1", report(1, [bound]));
   const two = writeRun(root, "s2", report(2, [bound]));
   // base: t1 2/8 then 0/8; RL: t1 8/8 then 6/8 → pooled t1 2/16 vs 14/16: +0.75; t2 equal (0);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -49,8 +49,9 @@ test("the checkpoints a preset names ship with the repository", () => {
   assert.equal(PRESET_CONFIGS.full.orchestra.enabled, true, "--full adds the orchestration section");
 });
 
-test("a config file's errors name the file: unreadable, invalid JSON (line and column), bad fields", () => {
+test("a config file's errors name the file: unreadable, invalid JSON (line and column), bad fields", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "agentrl-recipe-config-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const broken = join(dir, "broken.json");
   writeFileSync(broken, '{\n  "rl": { "steps": 3 },\n  oops\n}\n');
   assert.throws(

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -43,8 +43,9 @@ test("stage keys depend on name, config and the dependencies' keys, not on field
   assert.notEqual(stageKey("a", { x: 1 }, ["k1"]), stageKey("a", { x: 1 }, ["k2"]));
 });
 
-test("completed stages are reused; a changed config redoes that stage and its dependents only", async () => {
+test("completed stages are reused; a changed config redoes that stage and its dependents only", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const runs: Record<string, number> = {};
   const first = await runStages(plan({ a: 1, b: 2, c: 3 }, runs), { root });
   assert.deepEqual(first.results.b, { value: 12, resumed: false });
@@ -68,8 +69,9 @@ test("completed stages are reused; a changed config redoes that stage and its de
   assert.deepEqual(runs, { a: 3, b: 3, c: 2 }, "a new version reruns everything");
 });
 
-test("a stage that crashed reruns in its own folder (what it stored is still there) and the plan completes", async () => {
+test("a stage that crashed reruns in its own folder (what it stored is still there) and the plan completes", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const runs: Record<string, number> = {};
   await assert.rejects(runStages(plan({ a: 1, b: 2, c: 3 }, runs, "b"), { root }), /crash in b/);
   assert.deepEqual(runs, { a: 1, b: 1 });
@@ -78,8 +80,9 @@ test("a stage that crashed reruns in its own folder (what it stored is still the
   assert.deepEqual(resumed.results.b, { value: 12, resumed: true });
 });
 
-test("progress covers only the stages that run, and a plan naming a later stage as a dependency fails", async () => {
+test("progress covers only the stages that run, and a plan naming a later stage as a dependency fails", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const runs: Record<string, number> = {};
   await runStages(plan({ a: 1, b: 2, c: 3 }, runs).slice(0, 1), { root });
   const totals = new Set<number>();
@@ -98,8 +101,9 @@ test("progress covers only the stages that run, and a plan naming a later stage 
   await assert.rejects(runStages([b, a], { root }), /needs "a", which does not come before it/);
 });
 
-test("with parallel 2, independent stages run side by side with a core each; dependents wait; a failure stops the rest", async () => {
+test("with parallel 2, independent stages run side by side with a core each; dependents wait; a failure stops the rest", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const log: string[] = [];
   const threads: Record<string, number | undefined> = {};
   const gate =
@@ -136,6 +140,7 @@ test("with parallel 2, independent stages run side by side with a core each; dep
   );
 
   const failing = mkdtempSync(join(tmpdir(), "agentrl-stages-"));
+  t.after(() => rmSync(failing, { recursive: true, force: true }));
   log.length = 0;
   await assert.rejects(runStages(stages("fast"), { root: failing, parallel: 2 }), /crash in fast/);
   assert.ok(!log.includes("end slow"), "the stage running beside the failure was stopped");

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { creditAssignmentConfig, runCreditAssignment } from "./credit-assignment.ts";
 import { saveTinyBase } from "./testing.ts";
 
-test("runCreditAssignment: one child run per estimator, curves, charts, and reuse of a finished estimator", async () => {
+test("runCreditAssignment: one child run per estimator, curves, charts, and reuse of a finished estimator", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-credit-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const options = {
     out: join(root, "out"),
     estimators: ["grpo", "gae"],

@@ -4,7 +4,7 @@
  * `models/base-strong`, which is committed with the repository: a missing base FAILS here, loudly.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -22,6 +22,7 @@ test(`RL from ${BASE} raises held-out pass@1 on lookup tasks within ${STEPS} ste
     `${BASE} is missing; it ships with the repository (rebuild: agentrl pretrain --config configs/pretrain/base-strong.json)`,
   );
   const root = mkdtempSync(join(tmpdir(), "agentrl-rl-learning-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const config = parseRlConfig({
     name: "learning-test",
     base: BASE,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -9,8 +9,9 @@ import { readTaskFile, taskSamplerFor, worldSampler } from "./tasks.ts";
 const tasks = rolloutTasks({ split: "train", count: 6, seed: 4, family: "lookup" });
 const ids = tasks.map((task) => task.id);
 
-test("task files: tasks.jsonl of data select, a JSON list of ids, one id per line", () => {
+test("task files: tasks.jsonl of data select, a JSON list of ids, one id per line", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "agentrl-rl-tasks-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const jsonl = join(dir, "tasks.jsonl");
   writeFileSync(
     jsonl,

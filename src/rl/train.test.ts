@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -54,8 +54,9 @@ function forceAdvantages(nanStep: number) {
   };
 }
 
-test("a NaN advantage undoes the step: params unchanged, logged, the good checkpoint untouched", async () => {
+test("a NaN advantage undoes the step: params unchanged, logged, the good checkpoint untouched", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-rl-nan-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const config = tinyRlConfig(await saveTinyBase(3, root), {
     steps: 3,
     checkpointEvery: 1,
@@ -105,8 +106,9 @@ test("a NaN advantage undoes the step: params unchanged, logged, the good checkp
   store.close();
 });
 
-test("dynamic sampling: groups without signal are dropped, refilled up to the cap, and no update happens", async () => {
+test("dynamic sampling: groups without signal are dropped, refilled up to the cap, and no update happens", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-rl-dyn-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   // A random tiny model never answers: every group's rewards tie (all format failures).
   const config = tinyRlConfig(await saveTinyBase(4, root), {
     steps: 1,
@@ -127,8 +129,9 @@ test("dynamic sampling: groups without signal are dropped, refilled up to the ca
   store.close();
 });
 
-test("kill -9 mid-step, then resume: every step's trajectories stored once, none lost, same episodes", async () => {
+test("kill -9 mid-step, then resume: every step's trajectories stored once, none lost, same episodes", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-rl-resume-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const config = tinyRlConfig(await saveTinyBase(5, root), {
     steps: 4,
     checkpointEvery: 2,
@@ -204,8 +207,10 @@ test("kill -9 mid-step, then resume: every step's trajectories stored once, none
   store.close();
 });
 
-test("log-probs recorded at sampling equal the trainer's recomputed ones at the same temperature", async () => {
-  const base = await saveTinyBase(6);
+test("log-probs recorded at sampling equal the trainer's recomputed ones at the same temperature", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-rl-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const base = await saveTinyBase(6, root);
   const model = await loadModelCheckpoint(base);
   const temperature = 0.7;
   const policy = new EmbeddedPolicy(model, { temperature, capacity: 8, seed: 1 });
@@ -257,8 +262,9 @@ test("log-probs recorded at sampling equal the trainer's recomputed ones at the 
   disposeTree(model.params);
 });
 
-test("several PPO epochs and mini-batches, with a KL penalty to the frozen base", async () => {
+test("several PPO epochs and mini-batches, with a KL penalty to the frozen base", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-rl-ppo-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const config = tinyRlConfig(await saveTinyBase(7, root), {
     steps: 1,
     ppoEpochs: 2,
@@ -279,8 +285,9 @@ test("several PPO epochs and mini-batches, with a KL penalty to the frozen base"
   store.close();
 });
 
-test("MT-PPO (estimator gae) end to end: the base gets a value head, the critic trains and resumes", async () => {
+test("MT-PPO (estimator gae) end to end: the base gets a value head, the critic trains and resumes", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-rl-gae-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   // DemyAgent's reward: a random tiny model never answers right, so every return is −1 + 0.1·calls,
   // far from the fresh head's 0: the critic has something to learn.
   const config = tinyRlConfig(await saveTinyBase(8, root), {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { register as registerTrain } from "../cli/commands/train.ts";
 import { runCli } from "../cli/testing.ts";
 import { collectDataset } from "../data/collect.ts";
@@ -24,6 +24,7 @@ import { isHeldoutTask, loadSftData, sftBatchPlan } from "./data.ts";
 import { trainSft } from "./train.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-sft-"));
+after(() => rmSync(root, { recursive: true, force: true }));
 const tokenizer = createWordTokenizer(embeddedVocabulary());
 const modelConfig = {
   vocabSize: tokenizer.vocabSize,

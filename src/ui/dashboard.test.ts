@@ -30,7 +30,7 @@ before(async () => {
 after(async () => {
   await chrome?.close();
   await dashboard?.close();
-  runs?.rlStore.close();
+  runs?.close();
 });
 
 const rlKey = () => runKey("rl-test/store.sqlite", runs.rlRunId);

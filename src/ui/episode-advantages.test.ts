@@ -5,7 +5,7 @@
  * kept episode's policy tokens have the `advantage/*` statistics the trainer logged for its update.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -17,8 +17,10 @@ import { episodeAdvantages } from "./episode-advantages.ts";
 
 test("recomputed advantages have the statistics the RL trainer logged, step by step", {
   timeout: 300_000,
-}, async () => {
-  const root = join(mkdtempSync(join(tmpdir(), "agentrl-ui-rl-")), "runs");
+}, async (t) => {
+  const folder = mkdtempSync(join(tmpdir(), "agentrl-ui-rl-"));
+  const root = join(folder, "runs");
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
   const steps = 2;
   await runCli(trainCommand.register, [
     "train",

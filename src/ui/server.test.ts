@@ -27,7 +27,7 @@ before(async () => {
 
 after(async () => {
   await dashboard?.close();
-  runs?.rlStore.close();
+  runs?.close();
 });
 
 type Page = { total: number; rows: TrajectorySummary[] };

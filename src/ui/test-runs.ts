@@ -5,7 +5,7 @@
  * RL run's store stays open for writing, so a test can log a new step while the dashboard shows it.
  */
 
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -22,6 +22,8 @@ export interface TestRuns {
   episodes: Trajectory[];
   /** Steps logged so far (`loss/policy`, `rollout/success_rate` at 1..steps). */
   steps: number;
+  /** Closes the RL run's store and deletes the temporary folder. */
+  close(): void;
 }
 
 const kept = (trajectory: Trajectory, step: number, group: number): Trajectory => ({
@@ -31,7 +33,8 @@ const kept = (trajectory: Trajectory, step: number, group: number): Trajectory =
 });
 
 export function createTestRuns(): TestRuns {
-  const root = join(mkdtempSync(join(tmpdir(), "agentrl-ui-")), "runs");
+  const folder = mkdtempSync(join(tmpdir(), "agentrl-ui-"));
+  const root = join(folder, "runs");
   const rl = createRunDirectory({
     root,
     id: "rl-test",
@@ -82,5 +85,9 @@ export function createTestRuns(): TestRuns {
   const foreign = new DatabaseSync(join(root, "other", "foreign.sqlite"));
   foreign.exec("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('hello')");
   foreign.close();
-  return { root, rlStore: rl.store, rlRunId: rl.run.id, evalRunId: evalRun.id, episodes, steps };
+  const close = () => {
+    rl.store.close();
+    rmSync(folder, { recursive: true, force: true });
+  };
+  return { root, rlStore: rl.store, rlRunId: rl.run.id, evalRunId: evalRun.id, episodes, steps, close };
 }

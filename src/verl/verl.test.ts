@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { promisify } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { register as registerVerl } from "../cli/commands/verl.ts";
@@ -30,6 +30,7 @@ import { verlInit } from "./init.ts";
 
 const run = promisify(execFile);
 const root = mkdtempSync(join(tmpdir(), "agentrl-verl-"));
+after(() => rmSync(root, { recursive: true, force: true }));
 
 async function duck(sql: string): Promise<Record<string, unknown>[]> {
   const instance = await DuckDBInstance.create(":memory:");

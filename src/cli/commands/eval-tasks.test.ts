@@ -4,7 +4,7 @@
  * the OpenAI client and a real `agentrl serve` endpoint (in this process, on an ephemeral port).
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
@@ -86,6 +86,7 @@ before(async () => {
 
 after(async () => {
   await Promise.all(servers.map((server) => server.close()));
+  rmSync(root, { recursive: true, force: true });
 });
 
 test("end to end: a math task file through agentrl serve and the OpenAI client gives pass@k files", async () => {

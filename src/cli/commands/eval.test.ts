@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { runCli } from "../testing.ts";
 import { register as registerBoundary } from "./boundary.ts";
 import { register as registerEval } from "./eval.ts";
@@ -12,6 +12,7 @@ async function run(args: string[]): Promise<{ out: string[]; err: string[] }> {
 }
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-eval-cli-"));
+after(() => rmSync(root, { recursive: true, force: true }));
 const common = ["--tasks", "10", "--n", "4", "--runs", root];
 
 test("agentrl eval --json: pass@k of the expert, files in the run directory", async () => {
