@@ -8,10 +8,10 @@
  * chromium`, or point AGENTRL_CHROMIUM at another Chromium). Without one the test fails, saying so.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import * as recipeCommand from "../cli/commands/recipe.ts";
 import { runCli } from "../cli/testing.ts";
@@ -19,7 +19,9 @@ import { VERDICT_STATUSES } from "./analysis.ts";
 import type { RecipeReport } from "./report.ts";
 
 const CHROMIUM = process.env.AGENTRL_CHROMIUM ?? "/usr/bin/chromium";
-const out = join(mkdtempSync(join(tmpdir(), "agentrl-recipe-")), "quick");
+const folder = mkdtempSync(join(tmpdir(), "agentrl-recipe-"));
+const out = join(folder, "quick");
+after(() => rmSync(folder, { recursive: true, force: true }));
 
 test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun reuses every stage", {
   timeout: 900_000,
