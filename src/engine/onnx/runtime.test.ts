@@ -3,6 +3,7 @@
  * (as another process would), gives the same outputs, and a damaged cache file is rebuilt.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,4 +80,26 @@ test("ONNX Runtime settings from the environment: defaults, valid values, and a 
       else process.env[key] = value;
     }
   }
+});
+
+test("ONNX Runtime's telemetry stays off: no device id or event database in the home folder", (t) => {
+  const home = mkdtempSync(join(tmpdir(), "agentrl-ort-home-"));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const runtime = new URL("./runtime.ts", import.meta.url).href;
+  const script = `
+    const { OrtProgram } = await import(${JSON.stringify(runtime)});
+    const { encodeModel } = await import(${JSON.stringify(new URL("./proto.ts", import.meta.url).href)});
+    const io = [{ name: "x", dtype: "float32", shape: [2] }];
+    const graph = { nodes: [{ op: "Neg", inputs: ["x"], outputs: ["y"] }], initializers: [], inputs: io,
+      outputs: [{ name: "y", dtype: "float32", shape: [2] }] };
+    const program = new OrtProgram(encodeModel(graph), graph.inputs, graph.outputs);
+    console.log(Array.from(program.run([Float32Array.of(1, -2)])[0]).join(","));`;
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, AGENTRL_ORT_CACHE: "off" };
+  delete env.ORT_DISABLE_TELEMETRY;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+    env,
+    encoding: "utf8",
+  });
+  assert.equal(out.trim(), "-1,2");
+  assert.deepEqual(readdirSync(home), [], "nothing written to the home folder");
 });

@@ -36,6 +36,11 @@ let native: { binding: Native["binding"]; Tensor: TensorClass } | null = null;
 /** Loads onnxruntime-node once (a clear error if it is not installed). */
 function ort() {
   if (native) return native;
+  // onnxruntime-node 1.30's Linux library carries Microsoft's 1DS telemetry: it writes a device id
+  // and an event database under ~/.cache/Microsoft/DeveloperTools and a /tmp/mat-debug-<pid>.log
+  // per process, and uploads when it finds a CA bundle. The lab sends nothing anywhere: off
+  // unless the user set the variable themselves.
+  process.env.ORT_DISABLE_TELEMETRY ??= "1";
   let loaded: Native;
   let common: { Tensor: TensorClass };
   try {
