@@ -127,7 +127,7 @@ async function torchReference(): Promise<Record<string, number> | null> {
 }
 
 /** The three figures on the engine this process runs (AGENTRL_ENGINE). */
-async function engineFigures(): Promise<{ train: number; score: number; sample: number }> {
+async function engineFigures(): Promise<Figures> {
   return { train: await benchTrain(), score: await benchScore(), sample: await benchSample() };
 }
 
@@ -135,9 +135,7 @@ async function engineFigures(): Promise<{ train: number; score: number; sample: 
  * The figures on another engine, in a child process: the engine decides at start-up whether
  * jax-js runs its worker pool (only for jax), so each engine is measured as a user would run it.
  */
-async function otherEngineFigures(
-  engine: EngineName,
-): Promise<{ train: number; score: number; sample: number }> {
+async function otherEngineFigures(engine: EngineName): Promise<Figures> {
   const script = fileURLToPath(import.meta.url);
   const { stdout } = await promisify(execFile)(process.execPath, [script, "--figures"], {
     env: { ...process.env, AGENTRL_ENGINE: engine },
@@ -146,40 +144,61 @@ async function otherEngineFigures(
   return JSON.parse(stdout.trim().split("\n").pop() ?? "{}");
 }
 
-export async function benchEngine(): Promise<Record<string, number | null>> {
+type Figures = { train: number; score: number; sample: number };
+const FIGURES = ["train", "score", "sample"] as const;
+
+/** Torch's three figures from one anchor run, as tokens/s. */
+function torchFigures(torch: Record<string, number>): Figures {
+  return {
+    train: torch.train_tok_per_s,
+    score: (64 * 64) / (torch.logprobs_B64_T64_ms / 1000),
+    sample: torch.sample_kvcache_tok_per_s,
+  };
+}
+
+/**
+ * Ours against PyTorch in `rounds` rounds (default 3): this machine's speed drifts by up to half
+ * over minutes, so a PyTorch run and ours taken a minute apart can differ by that alone. Ours is
+ * measured before the first PyTorch run and after each one; a round's ratio is ours (the mean of
+ * the two measurements bracketing that PyTorch run) over PyTorch's. The `*_vs_torch` figures are
+ * the rounds' median ratio, with `_min`/`_max` the spread; tokens/s are medians of the runs.
+ */
+export async function benchEngine(options: { rounds?: number } = {}): Promise<Record<string, number | null>> {
+  const rounds = options.rounds ?? 3;
   const engine = engineName();
   const other: EngineName = engine === "onnx" ? "jax" : "onnx";
-  const ours = await engineFigures();
+  const ours: Figures[] = [await engineFigures()];
   const theirs = await otherEngineFigures(other);
-  const torch = await torchReference();
-  const torchTrain = torch?.train_tok_per_s ?? null;
-  const torchScore = torch ? (64 * 64) / (torch.logprobs_B64_T64_ms / 1000) : null;
-  const torchSample = torch?.sample_kvcache_tok_per_s ?? null;
-  const ratio = (a: number, b: number | null) => (b ? a / b : null);
-  return {
+  const torch: Figures[] = [];
+  for (let round = 0; round < rounds; round++) {
+    process.stderr.write(`bench: engine round ${round + 1}/${rounds} (PyTorch anchor, then ours)\n`);
+    const reference = await torchReference();
+    if (!reference) break;
+    torch.push(torchFigures(reference));
+    ours.push(await engineFigures());
+  }
+  const column = (runs: Figures[], key: keyof Figures) => runs.map((figures) => figures[key]);
+  const out: Record<string, number | null> = {
     engine_onnx: engine === "onnx" ? 1 : 0,
     /** jax-js's worker threads (1: no pool, as under ONNX Runtime). */
     engine_threads: engineThreads(),
     ort_threads: engine === "onnx" ? defaultThreads() : null,
-    train_tokens_per_s: ours.train,
-    score_tokens_per_s: ours.score,
-    sample_tokens_per_s: ours.sample,
-    train_vs_torch: ratio(ours.train, torchTrain),
-    score_vs_torch: ratio(ours.score, torchScore),
-    sample_vs_torch: ratio(ours.sample, torchSample),
-    [`${other}_train_tokens_per_s`]: theirs.train,
-    [`${other}_score_tokens_per_s`]: theirs.score,
-    [`${other}_sample_tokens_per_s`]: theirs.sample,
-    [`${other}_train_vs_torch`]: ratio(theirs.train, torchTrain),
-    [`${other}_score_vs_torch`]: ratio(theirs.score, torchScore),
-    [`${other}_sample_vs_torch`]: ratio(theirs.sample, torchSample),
-    [`train_vs_${other}`]: ours.train / theirs.train,
-    [`score_vs_${other}`]: ours.score / theirs.score,
-    [`sample_vs_${other}`]: ours.sample / theirs.sample,
-    torch_train_tokens_per_s: torchTrain,
-    torch_score_tokens_per_s: torchScore,
-    torch_sample_tokens_per_s: torchSample,
+    bench_rounds: torch.length,
   };
+  for (const key of FIGURES) {
+    const mine = median(column(ours, key));
+    const reference = torch.length > 0 ? median(column(torch, key)) : null;
+    const ratios = torch.map((t, round) => (ours[round][key] + ours[round + 1][key]) / 2 / t[key]);
+    out[`${key}_tokens_per_s`] = mine;
+    out[`${key}_vs_torch`] = ratios.length > 0 ? median(ratios) : null;
+    out[`${key}_vs_torch_min`] = ratios.length > 0 ? Math.min(...ratios) : null;
+    out[`${key}_vs_torch_max`] = ratios.length > 0 ? Math.max(...ratios) : null;
+    out[`${other}_${key}_tokens_per_s`] = theirs[key];
+    out[`${other}_${key}_vs_torch`] = reference ? theirs[key] / reference : null;
+    out[`${key}_vs_${other}`] = mine / theirs[key];
+    out[`torch_${key}_tokens_per_s`] = reference;
+  }
+  return out;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --json] [-- --only env,engine]`: throughput figures with stable JSON keys.
+ * `npm run bench [-- --json] [-- --only env,engine] [-- --rounds 3]`: throughput figures with stable
+ * JSON keys (`--rounds`: PyTorch anchor runs the engine's ratios are the median over).
  * Speed is reported as ratios against a reference measured in the same run where one exists (the
  * PyTorch anchor for the engine); absolute figures depend on the machine.
  */
@@ -7,12 +8,21 @@ import { parseArgs } from "node:util";
 import { benchEnv } from "./env.ts";
 
 const { values } = parseArgs({
-  options: { json: { type: "boolean", default: false }, only: { type: "string" } },
+  options: {
+    json: { type: "boolean", default: false },
+    only: { type: "string" },
+    rounds: { type: "string", default: "3" },
+  },
 });
+const rounds = Number(values.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) {
+  console.error(`bench: --rounds must be a positive integer, got "${values.rounds}"`);
+  process.exit(2);
+}
 const figures: Record<string, number | null> = {};
 const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   env: benchEnv,
-  engine: async () => (await import("./engine.ts")).benchEngine(),
+  engine: async () => (await import("./engine.ts")).benchEngine({ rounds }),
   rl: async () => (await import("./rl.ts")).benchRl(),
   eval: async () => (await import("./eval.ts")).benchEval(),
   // After eval and rl: their episodes/s against the PyTorch agent-loop reference.
