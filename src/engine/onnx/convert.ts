@@ -7,7 +7,7 @@
  */
 import type { Jaxpr } from "../jax.ts";
 import { lowerDot } from "./dot.ts";
-import { type FusionCounts, fuseGraph, type TensorInfo } from "./fuse.ts";
+import { type FusionCounts, fuseGraph, type TensorInfo, withRankedScalars } from "./fuse.ts";
 import { GraphBuilder } from "./graph.ts";
 import { elementType, type OnnxDType, type OnnxGraph, type OnnxTensor } from "./proto.ts";
 import {
@@ -153,9 +153,10 @@ export function convertJaxpr(
     g.outputs.push({ name, dtype: value.dtype, shape: value.shape });
   }
   const fusion = fusionSetting();
-  if (!(options.fuse ?? fusion.enabled)) return { graph: g.graph(), fused: {}, inputs, outputs };
+  if (!(options.fuse ?? fusion.enabled))
+    return { graph: withRankedScalars(g.graph(), info), fused: {}, inputs, outputs };
   const { graph, counts } = fuseGraph(g.graph(), info, fusion.skip);
-  return { graph, fused: counts, inputs, outputs };
+  return { graph: withRankedScalars(graph, info), fused: counts, inputs, outputs };
 }
 
 function lowerEqn(g: GraphBuilder, eqn: Eqn, args: Value[]): Value[] {

@@ -16,7 +16,10 @@ import {
   projectQkv,
 } from "../../policy/embedded/model.ts";
 import { type JaxArray, jax, nn, np } from "../jax.ts";
+import { withRankedScalars } from "./fuse.ts";
 import { onnxJit } from "./jit.ts";
+import { encodeModel, type OnnxGraph } from "./proto.ts";
+import { OrtProgram } from "./runtime.ts";
 
 type Fn = (...args: JaxArray[]) => JaxArray[];
 
@@ -239,4 +242,33 @@ test("the gradient of slicing a value into parts becomes one Concat; overlapping
   const summed = run(overlapping, () => [randomArray([2, 5, 3, 4], 14), randomArray([2, 5, 2, 4], 16)]);
   assert.equal(summed.fused.Concat ?? 0, 0);
   assert.ok(summed.worst < 1e-6, `differs from jax-js by ${summed.worst}`);
+});
+
+test("a scalar constant meeting a tensor whose last axis is 1 gets that tensor's rank (same values); others stay scalars", () => {
+  const io = (name: string, shape: number[]) => ({ name, dtype: "float32" as const, shape });
+  const graph: OnnxGraph = {
+    nodes: [
+      { op: "Mul", inputs: ["x", "c"], outputs: ["a"] },
+      { op: "Add", inputs: ["c", "a"], outputs: ["b"] },
+      { op: "Mul", inputs: ["y", "c"], outputs: ["z"] },
+    ],
+    initializers: [{ name: "c", dtype: "float32", shape: [], data: Float32Array.of(0.5) }],
+    inputs: [io("x", [4, 3, 1]), io("y", [4, 3])],
+    outputs: [io("b", [4, 3, 1]), io("z", [4, 3])],
+  };
+  const info = new Map([
+    ["x", { shape: [4, 3, 1], dtype: "float32" as const }],
+    ["a", { shape: [4, 3, 1], dtype: "float32" as const }],
+    ["y", { shape: [4, 3], dtype: "float32" as const }],
+  ]);
+  const rewritten = withRankedScalars(graph, info);
+  assert.deepEqual(
+    rewritten.nodes.map((node) => node.inputs.join(" ")),
+    ["x c_rank3", "c_rank3 a", "y c"],
+  );
+  assert.deepEqual(rewritten.initializers.find((t) => t.name === "c_rank3")?.shape, [1, 1, 1]);
+  const x = Float32Array.from({ length: 12 }, (_, i) => i - 5);
+  const y = Float32Array.from({ length: 12 }, (_, i) => 2 * i);
+  const run = (g: OnnxGraph) => new OrtProgram(encodeModel(g), g.inputs, g.outputs).run([x, y]);
+  assert.deepEqual(run(rewritten), run(graph));
 });

@@ -547,6 +547,59 @@ function withoutIdentityReshapes(graph: OnnxGraph, info: Map<string, TensorInfo>
   return renamed.size === 0 ? graph : { ...graph, nodes };
 }
 
+const BROADCASTING = new Set([
+  "Add",
+  "Sub",
+  "Mul",
+  "Div",
+  "Pow",
+  "Max",
+  "Min",
+  "Equal",
+  "Less",
+  "LessOrEqual",
+  "Greater",
+  "GreaterOrEqual",
+  "And",
+  "Or",
+  "Where",
+]);
+
+/**
+ * The graph with each rank-0 constant that meets, in an element-wise operator, a tensor whose last
+ * axis is 1 (a mean or a sum kept as [B, T, 1]) given that tensor's rank as [1, …, 1]. ONNX
+ * Runtime's CPU broadcast then walks the tensor in one span instead of one span per element:
+ * measured on [32,64,1]·scalar, 54 µs a node instead of 11, and ~200 µs instead of 12 on
+ * [32,4,64,1] (a train step has ~80 such nodes). The values are the same.
+ */
+export function withRankedScalars(graph: OnnxGraph, info: Map<string, TensorInfo>): OnnxGraph {
+  const scalars = new Map(graph.initializers.filter((t) => t.shape.length === 0).map((t) => [t.name, t]));
+  if (scalars.size === 0) return graph;
+  const index = new GraphIndex(graph, info);
+  const ranked = new Map<string, OnnxTensor>();
+  const rankedName = (tensor: OnnxTensor, rank: number) => {
+    const name = `${tensor.name}_rank${rank}`;
+    if (!ranked.has(name)) ranked.set(name, { ...tensor, name, shape: Array(rank).fill(1) });
+    return name;
+  };
+  let changed = false;
+  const nodes = graph.nodes.map((node) => {
+    if (node.domain || !BROADCASTING.has(node.op) || !node.inputs.some((name) => scalars.has(name)))
+      return node;
+    const shapes = node.inputs.filter((name) => !scalars.has(name)).map((name) => index.info(name)?.shape);
+    if (shapes.length === 0 || shapes.some((shape) => shape === undefined)) return node;
+    const rank = Math.max(...shapes.map((shape) => shape!.length));
+    if (rank === 0 || !shapes.every((shape) => shape!.length === 0 || shape!.at(-1) === 1)) return node;
+    changed = true;
+    const inputs = node.inputs.map((name) =>
+      scalars.has(name) ? rankedName(scalars.get(name)!, rank) : name,
+    );
+    return { ...node, inputs };
+  });
+  if (!changed) return graph;
+  return withoutDeadCode({ ...graph, nodes, initializers: [...graph.initializers, ...ranked.values()] });
+}
+
 /**
  * The graph with every self-contained pattern rewritten (each emitted group in place of its
  * anchor, so the order stays topological), and how many of each it rewrote; `skip` names fusions
