@@ -132,6 +132,29 @@ test("reductions over random axes, including broadcast axes", () => {
   );
 });
 
+test("sums over leading axes of many rows (a bias gradient's) match jax-js, with broadcast and unit axes", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 128, max: 350 }),
+      fc.integer({ min: 1, max: 9 }),
+      fc.nat(1000),
+      (half, columns, seed) => {
+        const rows = 2 * half;
+        const { worst } = compare(
+          (x) => {
+            const wide = np.broadcastTo(np.expandDims(x.ref, 1), [rows, 2, columns]);
+            const split = x.ref.reshape([2, half, columns]);
+            return [x.sum(0), wide.sum([0, 1]), split.sum([0, 1])];
+          },
+          [floats([rows, columns], seed)],
+        );
+        assert.ok(worst <= TOLERANCE, `[${rows}, ${columns}]: ${worst}`);
+      },
+    ),
+    { numRuns: 6 },
+  );
+});
+
 test("movement: transpose, reshape, slice, pad, flip, concatenate", () => {
   fc.assert(
     fc.property(dims(2, 4), fc.nat(1000), fc.nat(1000), (shape, seed, permSeed) => {
