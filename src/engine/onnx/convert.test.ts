@@ -148,7 +148,9 @@ test("sums over leading axes of many rows (a bias gradient's) match jax-js, with
           },
           [floats([rows, columns], seed)],
         );
-        assert.ok(worst <= TOLERANCE, `[${rows}, ${columns}]: ${worst}`);
+        // Another summation order: float32 rounding grows with the terms (n·ε·max|x|, |x| ≤ 2).
+        const rounding = 2 * rows * 2 * 2 * 2 ** -23; // the widest sum has 2·rows terms
+        assert.ok(worst <= rounding, `[${rows}, ${columns}]: ${worst} > ${rounding}`);
       },
     ),
     { numRuns: 6 },

@@ -105,18 +105,39 @@ test("a bias added just before a GELU joins the FastGelu (the projection stays a
   }
 });
 
-test("a pattern whose intermediates a gradient reads stays unfused and correct", () => {
+test("a LayerNorm whose intermediates a gradient reads becomes LayerNormalization with Mean and InvStdDev, with jax-js's value and gradients", () => {
   const f: Fn = (x, s, b) => {
-    const [value, grad] = jax.valueAndGrad((xx: JaxArray) => layerNorm(xx, s.ref, b.ref).mul(x.ref).sum())(
-      x.ref,
-    );
+    const w = randomArray([3, 5, 16], 9);
+    const loss = (p: { x: JaxArray; s: JaxArray; b: JaxArray }) => layerNorm(p.x, p.s, p.b).mul(w.ref).sum();
+    const [value, grads] = jax.valueAndGrad(loss)({ x, s, b }) as [JaxArray, Record<string, JaxArray>];
+    w.dispose();
+    return [value, grads.x, grads.s, grads.b];
+  };
+  const { fused, worst } = run(f, lnInputs);
+  assert.deepEqual(fused, { LayerNormalizationWithGradient: 1 });
+  assert.ok(worst < 1e-4, `differs from jax-js by ${worst}`);
+});
+
+test("a LayerNorm whose variance is read elsewhere stays unfused and correct", () => {
+  const f: Fn = (x, s, b) => {
+    const loss = (xx: JaxArray) => {
+      const mean = xx.ref.mean(-1, { keepdims: true });
+      const centered = xx.sub(mean);
+      const variance = np.square(centered.ref).mean(-1, { keepdims: true });
+      const y = centered
+        .div(np.sqrt(variance.ref.add(1e-5)))
+        .mul(s.ref)
+        .add(b.ref);
+      return y.sum().add(variance.sum());
+    };
+    const [value, grad] = jax.valueAndGrad(loss)(x);
     s.dispose();
     b.dispose();
-    x.dispose();
     return [value, grad];
   };
   const { fused, worst } = run(f, lnInputs);
   assert.equal(fused.LayerNormalization ?? 0, 0);
+  assert.equal(fused.LayerNormalizationWithGradient ?? 0, 0);
   assert.ok(worst < 1e-4, `differs from jax-js by ${worst}`);
 });
 

@@ -129,7 +129,23 @@ function mean(index: GraphIndex, name: string, of: string | null): OnnxNode[] | 
   return null;
 }
 
-function matchLayerNorm(index: GraphIndex, root: OnnxNode): Match | null {
+/** A LayerNorm's nodes (root, the bias Add, last) and the values inside it, by role. */
+type LayerNormParts = {
+  x: string;
+  scale: string;
+  bias: string;
+  epsilon: number;
+  inside: OnnxNode[];
+  /** mean [.., 1], −mean, c = x − mean, c², 1/√(var + ε), √(var + ε), c · 1/√(var + ε) */
+  mean: string;
+  negMean: string;
+  centered: string;
+  inverse: string;
+  std: string;
+  normed: string;
+};
+
+function layerNormParts(index: GraphIndex, root: OnnxNode): LayerNormParts | null {
   if (root.op !== "Add" || root.domain) return null;
   for (const [scaled, bias] of orders(root)) {
     const scaleMul = index.def(scaled, "Mul");
@@ -170,18 +186,95 @@ function matchLayerNorm(index: GraphIndex, root: OnnxNode): Match | null {
               neg,
               ...xMean,
             ];
-            return single(root, inside, {
-              op: "LayerNormalization",
-              inputs: [x, scale, bias],
-              outputs: root.outputs,
-              attributes: { axis: -1, epsilon: { float: epsilon as number } },
-            });
+            return {
+              x,
+              scale,
+              bias,
+              epsilon: epsilon as number,
+              inside,
+              mean: neg.inputs[0],
+              negMean,
+              centered,
+              inverse,
+              std: reciprocal.inputs[0],
+              normed,
+            };
           }
         }
       }
     }
   }
   return null;
+}
+
+function matchLayerNorm(index: GraphIndex, root: OnnxNode): Match | null {
+  const parts = layerNormParts(index, root);
+  if (!parts) return null;
+  return single(root, parts.inside, {
+    op: "LayerNormalization",
+    inputs: [parts.x, parts.scale, parts.bias],
+    outputs: root.outputs,
+    attributes: { axis: -1, epsilon: { float: parts.epsilon } },
+  });
+}
+
+/**
+ * A LayerNorm whose intermediates a gradient reads (a train step's): the forward becomes one
+ * LayerNormalization with its Mean and InvStdDev outputs, and the values the backward reads are
+ * recomputed from those — c = x − mean, −mean, √(var + ε) = 1/InvStdDev, c·InvStdDev — one or two
+ * passes over the activations instead of the six (and seven small ones) jax-js's decomposition
+ * takes. With any other intermediate read outside the pattern stays as it is.
+ */
+function matchLayerNormWithGradient(index: GraphIndex, root: OnnxNode): Match | null {
+  const parts = layerNormParts(index, root);
+  if (!parts || index.info(parts.x)?.dtype !== "float32") return null;
+  const inside = new Set([root, ...parts.inside]);
+  const readOutside = (name: string) => (index.consumers.get(name) ?? []).some((node) => !inside.has(node));
+  const produced = parts.inside.flatMap((node) => node.outputs);
+  const { mean, negMean, centered, inverse, std, normed } = parts;
+  const recomputable = new Set([mean, negMean, centered, inverse, std, normed]);
+  const wanted = produced.filter(readOutside);
+  if (wanted.length === 0 || wanted.some((name) => !recomputable.has(name))) return null;
+  // The group takes the place of the pattern's first node (the backward may read an intermediate
+  // before the LayerNorm's last node): x, scale and bias must exist by then.
+  const anchor = [root, ...parts.inside].reduce((a, b) =>
+    index.position.get(a)! < index.position.get(b)! ? a : b,
+  );
+  const at = index.position.get(anchor)!;
+  for (const input of [parts.x, parts.scale, parts.bias]) {
+    const producer = index.producer.get(input);
+    if (producer && index.position.get(producer)! > at) return null;
+  }
+  const fresh = index.freshNames("ln");
+  const name = (value: string) => (wanted.includes(value) ? value : fresh());
+  const meanName = name(mean);
+  const inverseName = name(inverse);
+  const emitted: OnnxNode[] = [
+    {
+      op: "LayerNormalization",
+      inputs: [parts.x, parts.scale, parts.bias],
+      outputs: [root.outputs[0], meanName, inverseName],
+      attributes: { axis: -1, epsilon: { float: parts.epsilon } },
+    },
+  ];
+  let centeredName: string | null = null;
+  const center = () => {
+    if (centeredName) return centeredName;
+    centeredName = name(centered);
+    emitted.push({ op: "Sub", inputs: [parts.x, meanName], outputs: [centeredName] });
+    return centeredName;
+  };
+  if (wanted.includes(negMean)) emitted.push({ op: "Neg", inputs: [meanName], outputs: [negMean] });
+  if (wanted.includes(centered)) center();
+  if (wanted.includes(std)) emitted.push({ op: "Reciprocal", inputs: [inverseName], outputs: [std] });
+  if (wanted.includes(normed))
+    emitted.push({ op: "Mul", inputs: [center(), inverseName], outputs: [normed] });
+  return {
+    name: "LayerNormalizationWithGradient",
+    remove: [root, ...parts.inside],
+    emit: new Map([[anchor, emitted]]),
+    keep: [...root.outputs, ...wanted],
+  };
 }
 
 const GELU_CUBIC = 0.044715;
@@ -455,7 +548,15 @@ function matchConcat(index: GraphIndex, root: OnnxNode): Match | null {
 type Matcher = (index: GraphIndex, root: OnnxNode) => Match | null;
 
 const PASSES: Matcher[][] = [
-  [matchLayerNorm, matchSoftmax, matchLogSoftmax, matchGelu, matchGeluWithGradient, matchConcat],
+  [
+    matchLayerNorm,
+    matchLayerNormWithGradient,
+    matchSoftmax,
+    matchLogSoftmax,
+    matchGelu,
+    matchGeluWithGradient,
+    matchConcat,
+  ],
   [matchAttention],
 ];
 

@@ -38,10 +38,13 @@ export class GraphIndex {
   readonly uses = new Map<string, number>();
   readonly constants = new Map<string, OnnxTensor>();
   readonly outputs: Set<string>;
+  /** Each node's place in the graph's (topological) order. */
+  readonly position = new Map<OnnxNode, number>();
   readonly #info: Map<string, TensorInfo>;
 
   constructor(graph: OnnxGraph, info: Map<string, TensorInfo>) {
     for (const node of graph.nodes) {
+      this.position.set(node, this.position.size);
       for (const output of node.outputs) this.producer.set(output, node);
       for (const input of node.inputs) {
         this.uses.set(input, (this.uses.get(input) ?? 0) + 1);
