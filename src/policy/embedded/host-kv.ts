@@ -163,16 +163,9 @@ function capacityFor(needed: number, maxLen: number): number {
 }
 
 /**
- * Host caches and the programs that extend them, for `rows` sequences of one model. The caches
- * hold `capacity` positions per row, the smallest bucket that fits the longest live row (attention
- * reads the whole capacity, so short sequences cost less, as PyTorch's growing caches do); they
- * are copied into a larger bucket when a row outgrows it and into a smaller one when every row has
- * become short again (after resets).
- */
-/**
  * `target[at..] = source[from..from + length]`. A decode step writes one key and one value row of
  * K floats per row, head and layer (2,048 of them at 64 rows): a loop copies such short runs
- * without the subarray objects `set` needs (measured: ~1 ms of a ~9 ms step went to those).
+ * without the subarray objects `set` needs (the step's own time at 64 rows: ~1.1 → ~0.9 ms).
  */
 function copyInto(
   target: Float32Array,
@@ -188,6 +181,13 @@ function copyInto(
   for (let i = 0; i < length; i++) target[at + i] = source[from + i];
 }
 
+/**
+ * Host caches and the programs that extend them, for `rows` sequences of one model. The caches
+ * hold `capacity` positions per row, the smallest bucket that fits the longest live row (attention
+ * reads the whole capacity, so short sequences cost less, as PyTorch's growing caches do); they
+ * are copied into a larger bucket when a row outgrows it and into a smaller one when every row has
+ * become short again (after resets).
+ */
 export class HostKvCache {
   readonly rows: number;
   readonly config: GptConfig;
