@@ -52,34 +52,24 @@ export function indexWorld(world: World): WorldIndex {
  * comparing every pair (a world has thousands of entities; the pairs took ~65 ms per process).
  */
 export function findTwins(entities: readonly Entity[]): Map<string, string[]> {
+  // Each entity's key: a person's first name, another entity's whole name. A near-duplicate's
+  // key is the shorter name's, plus one character.
+  const keys = entities.map((e) => `${e.type} ${e.type === "person" ? firstName(e.name) : e.name}`);
   const groups = new Map<string, number[]>();
-  const add = (key: string, at: number) => {
+  keys.forEach((key, at) => {
     const group = groups.get(key);
     if (group) group.push(at);
     else groups.set(key, [at]);
-  };
-  entities.forEach((entity, at) => {
-    if (entity.type === "person") add(`person ${firstName(entity.name)}`, at);
-    else add(`${entity.type} ${entity.name}`, at);
   });
   const found = new Map<number, Set<number>>();
-  const link = (a: number, b: number) => {
-    if (a === b) return;
-    for (const [x, y] of [
-      [a, b],
-      [b, a],
-    ]) {
-      const set = found.get(x) ?? new Set<number>();
-      set.add(y);
-      found.set(x, set);
-    }
-  };
+  const add = (at: number, twin: number) => found.set(at, (found.get(at) ?? new Set<number>()).add(twin));
   entities.forEach((entity, at) => {
-    if (entity.type === "person") {
-      for (const other of groups.get(`person ${firstName(entity.name)}`)!) link(at, other);
-    } else if (entity.name.length > 1) {
-      // a name one character longer than another's: the shorter is this one without its last
-      for (const other of groups.get(`${entity.type} ${entity.name.slice(0, -1)}`) ?? []) link(at, other);
+    const others =
+      entity.type === "person" ? groups.get(keys[at])! : (groups.get(keys[at].slice(0, -1)) ?? []);
+    for (const other of others) {
+      if (other === at) continue;
+      add(at, other);
+      add(other, at);
     }
   });
   const twins = new Map<string, string[]>();

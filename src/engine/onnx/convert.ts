@@ -153,9 +153,10 @@ export function convertJaxpr(
     g.outputs.push({ name, dtype: value.dtype, shape: value.shape });
   }
   const fusion = fusionSetting();
-  if (!(options.fuse ?? fusion.enabled))
-    return { graph: withRankedScalars(g.graph(), info), fused: {}, inputs, outputs };
-  const { graph, counts } = fuseGraph(g.graph(), info, fusion.skip);
+  const { graph, counts } =
+    (options.fuse ?? fusion.enabled)
+      ? fuseGraph(g.graph(), info, fusion.skip)
+      : { graph: g.graph(), counts: {} };
   return { graph: withRankedScalars(graph, info), fused: counts, inputs, outputs };
 }
 

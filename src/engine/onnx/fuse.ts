@@ -257,18 +257,12 @@ function matchLayerNormWithGradient(index: GraphIndex, root: OnnxNode): Match | 
       attributes: { axis: -1, epsilon: { float: parts.epsilon } },
     },
   ];
-  let centeredName: string | null = null;
-  const center = () => {
-    if (centeredName) return centeredName;
-    centeredName = name(centered);
-    emitted.push({ op: "Sub", inputs: [parts.x, meanName], outputs: [centeredName] });
-    return centeredName;
-  };
+  const centeredName = wanted.includes(centered) || wanted.includes(normed) ? name(centered) : null;
+  if (centeredName) emitted.push({ op: "Sub", inputs: [parts.x, meanName], outputs: [centeredName] });
   if (wanted.includes(negMean)) emitted.push({ op: "Neg", inputs: [meanName], outputs: [negMean] });
-  if (wanted.includes(centered)) center();
   if (wanted.includes(std)) emitted.push({ op: "Reciprocal", inputs: [inverseName], outputs: [std] });
-  if (wanted.includes(normed))
-    emitted.push({ op: "Mul", inputs: [center(), inverseName], outputs: [normed] });
+  if (centeredName && wanted.includes(normed))
+    emitted.push({ op: "Mul", inputs: [centeredName, inverseName], outputs: [normed] });
   return {
     name: "LayerNormalizationWithGradient",
     remove: [root, ...parts.inside],
