@@ -4,6 +4,7 @@
  * cares about, so credit assignment can tell a tool's failure from the policy's mistake.
  */
 import type { z } from "zod";
+import type { Failure } from "./failure.ts";
 
 /**
  * `ok`: the tool did what was asked. `error`: it failed with a message. `empty`: it ran and
@@ -19,6 +20,11 @@ export interface ToolResult {
   content: string;
   /** True when the noise wrapper injected this failure (the tool itself did not fail). */
   injected: boolean;
+  /**
+   * Set on a failed call that was not injected: `tool` for a real tool error the policy must cope
+   * with, `infra` when the tool's machinery broke (a sandbox process died, the tool threw).
+   */
+  failure?: Failure;
   /** Ids of the documents or entities the result refers to (search), for turn-level rewards. */
   refs?: string[];
   /** Numeric value of a successful calc, for turn-level rewards. */

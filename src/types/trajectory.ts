@@ -6,6 +6,7 @@
  * episode is `prompt.tokenIds` followed, per turn, by `tokenIds` (policy, loss mask 1) and then
  * `observation.tokenIds` (environment, loss mask 0): see `flattenTrajectory`.
  */
+import type { Failure } from "./failure.ts";
 import type { ToolResult } from "./tool.ts";
 
 /** What the policy's turn was parsed into. */
@@ -53,6 +54,11 @@ export interface Trajectory {
   /** Outcome reward; null when unscorable. */
   outcomeReward: number | null;
   endReason: EndReason;
+  /**
+   * Why the episode failed, when the class is not plain `policy` (see failure.ts): `agent`, `infra`
+   * (never scored: excluded from pass@k, RL groups and SFT data), or a `policy` failure with a code.
+   */
+  failure?: Failure;
   /** Free-form details (policy error message, noise config, timings). */
   info?: Record<string, unknown>;
 }
