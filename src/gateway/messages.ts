@@ -14,7 +14,9 @@
  *   stop_sequences, max_tokens, temperature, top_p, top_k → stop, max_tokens, …
  *
  * `thinking` and `redacted_thinking` blocks of the history are dropped (a chat template cannot
- * carry them); images and documents are refused with a 400 naming the block.
+ * carry them), as are the `thinking`, `metadata` and `service_tier` fields and a tool result's
+ * `is_error` flag (a chat tool message has none); images, documents and server tools are refused
+ * with a 400 naming the block.
  *
  * The answer: a text block for the content, a `tool_use` block per tool call, and `stop_reason`
  * from the finish reason (`tool_calls` → `tool_use`, `length` → `max_tokens`, a stop string vLLM
