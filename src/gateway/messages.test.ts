@@ -329,8 +329,8 @@ test("Messages API streaming: create({stream: true}) events and messages.stream(
   }
 });
 
-test("Messages API stop reasons: max_tokens and a stop sequence vLLM names", async () => {
-  const { client, close } = await setup();
+test("Messages API stop reasons (max_tokens, a stop sequence vLLM names), sampling fields and tool_choice", async () => {
+  const { client, upstream, close } = await setup();
   try {
     const anthropic = client("ep-stop");
     const cut = await anthropic.messages.create({
@@ -347,6 +347,31 @@ test("Messages API stop reasons: max_tokens and a stop sequence vLLM names", asy
     });
     assert.equal(stopped.stop_reason, "stop_sequence");
     assert.equal(stopped.stop_sequence, "###");
+    assert.deepEqual(upstream.seen[1].stop, ["###"]);
+    // Sampling fields and tool_choice, as chat completions spell them.
+    await anthropic.messages.create({
+      model: "m",
+      max_tokens: 64,
+      temperature: 0.5,
+      top_p: 0.9,
+      top_k: 20,
+      tools: [searchTool],
+      tool_choice: { type: "tool", name: "search", disable_parallel_tool_use: true },
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const sent = upstream.seen[2];
+    assert.deepEqual(
+      [sent.temperature, sent.top_p, sent.top_k, sent.tool_choice, sent.parallel_tool_calls],
+      [0.5, 0.9, 20, { type: "function", function: { name: "search" } }, false],
+    );
+    await anthropic.messages.create({
+      model: "m",
+      max_tokens: 64,
+      tools: [searchTool],
+      tool_choice: { type: "any" },
+      messages: [{ role: "user", content: "hi" }],
+    });
+    assert.equal(upstream.seen[3].tool_choice, "required");
   } finally {
     await close();
   }
