@@ -348,13 +348,13 @@ test("Messages API stop reasons (max_tokens, a stop sequence vLLM names), sampli
     assert.equal(stopped.stop_reason, "stop_sequence");
     assert.equal(stopped.stop_sequence, "###");
     assert.deepEqual(upstream.seen[1].stop, ["###"]);
-    // Sampling fields and tool_choice, as chat completions spell them.
+    // Sampling fields and tool_choice, as chat completions spell them. (Agents on earlier SDK
+    // versions send temperature, top_p and top_k; this version's types no longer list them.)
+    const sampling = { temperature: 0.5, top_p: 0.9, top_k: 20 };
     await anthropic.messages.create({
       model: "m",
       max_tokens: 64,
-      temperature: 0.5,
-      top_p: 0.9,
-      top_k: 20,
+      ...sampling,
       tools: [searchTool],
       tool_choice: { type: "tool", name: "search", disable_parallel_tool_use: true },
       messages: [{ role: "user", content: "hi" }],
