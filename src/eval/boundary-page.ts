@@ -1,5 +1,6 @@
 /**
- * The HTML page of `agentrl boundary`: pass@k curves on one log-k plot, crossover and
+ * The HTML page of `agentrl boundary`: pass@k curves on one log-k plot and pass^k curves on
+ * another beside it, crossover and
  * sampling-efficiency gap per pair, solvable sets and their differences (with one example solution
  * per task solved by one model only), per-family curves and tables, and perplexity of each run's
  * correct trajectories under each scorable model. Self-contained: inline SVG and CSS, no scripts;
@@ -9,10 +10,10 @@ import { type Block, type Cell, renderPage, type Section } from "../report/html.
 import { histogram } from "../report/plots.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import type { CurveComparison, SolvableSets } from "./boundary.ts";
-import { passAtKChart } from "./passk-chart.ts";
+import { type CurveMeasure, passAtKChart } from "./passk-chart.ts";
 import type { BoundaryExample, BoundaryResult } from "./run-boundary.ts";
 
-const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
+const percent = (value: number | null) => (value === null ? "–" : `${(100 * value).toFixed(1)}%`);
 const signedPoints = (value: number) => `${value >= 0 ? "+" : ""}${(100 * value).toFixed(1)} pts`;
 
 function leaderText(comparison: CurveComparison, a: string, b: string): string {
@@ -34,6 +35,8 @@ function comparisonRow(name: string, comparison: CurveComparison, a: string, b: 
     percent(comparison.passAt1.b),
     percent(comparison.passAtKMax.a),
     percent(comparison.passAtKMax.b),
+    percent(comparison.passHatKMax.a),
+    percent(comparison.passHatKMax.b),
     leaderText(comparison, a, b),
     crossoverText(comparison, a, b),
     signedPoints(comparison.gap.aOverB),
@@ -48,6 +51,8 @@ function comparisonColumns(a: string, b: string, kMax: number): string[] {
     `pass@1 ${b}`,
     `pass@${kMax} ${a}`,
     `pass@${kMax} ${b}`,
+    `pass^${kMax} ${a}`,
+    `pass^${kMax} ${b}`,
     "ahead at k = 1",
     "crossover",
     `ΔSE pass@${kMax}(${a}) − pass@1(${b})`,
@@ -102,6 +107,30 @@ export async function renderBoundaryPage(
     sections.push({ title: "Warnings", blocks: [{ type: "list", items: analysis.warnings }] });
   }
 
+  const curveTable = (measure: CurveMeasure): Block => ({
+    type: "table",
+    caption: measure,
+    columns: ["k", ...labels],
+    rows: analysis.ks.map((k, i) => [
+      k,
+      ...analysis.runs.map((run) => {
+        const point = run.curves.overall[i];
+        const [value, lower, upper] =
+          measure === "pass@k"
+            ? [point.passAtK, point.lower, point.upper]
+            : [point.passHatK, point.passHatKLower, point.passHatKUpper];
+        if (value === undefined) return "–";
+        return lower !== undefined && upper !== undefined
+          ? `${value.toFixed(3)} [${lower.toFixed(3)}, ${upper.toFixed(3)}]`
+          : value.toFixed(3);
+      }),
+    ]),
+  });
+  const hatSvg = await passAtKChart(
+    analysis.runs.map((run) => ({ name: run.label, curve: run.curves.overall })),
+    `pass^k on ${analysis.tasks.length} shared tasks`,
+    "pass^k",
+  );
   sections.push({
     title: "pass@k",
     blocks: [
@@ -110,19 +139,19 @@ export async function renderBoundaryPage(
         svg: curvesSvg,
         caption: `Unbiased pass@k on the ${analysis.tasks.length} tasks every run shares; bands are 95% bootstrap intervals over tasks.`,
       },
+      curveTable("pass@k"),
+    ],
+  });
+  sections.push({
+    title: "pass^k",
+    blocks: [
       {
-        type: "table",
-        columns: ["k", ...labels],
-        rows: analysis.ks.map((k, i) => [
-          k,
-          ...analysis.runs.map((run) => {
-            const point = run.curves.overall[i];
-            return point.lower !== undefined && point.upper !== undefined
-              ? `${point.passAtK.toFixed(3)} [${point.lower.toFixed(3)}, ${point.upper.toFixed(3)}]`
-              : point.passAtK.toFixed(3);
-          }),
-        ]),
+        type: "svg",
+        svg: hatSvg,
+        caption:
+          "Unbiased pass^k = C(c,k)/C(n,k) on the same tasks: the chance that all k samples are correct (reliability, as τ-bench reports it). pass@k asks whether a model can solve a task, pass^k whether it solves it every time.",
       },
+      curveTable("pass^k"),
     ],
   });
 
@@ -182,11 +211,10 @@ export async function renderBoundaryPage(
 
   const familyBlocks: Block[] = [];
   for (const family of Object.keys(analysis.families)) {
-    const svg = await passAtKChart(
-      analysis.runs.map((run) => ({ name: run.label, curve: run.curves.families[family] })),
-      `${family} (${analysis.families[family].length} tasks)`,
-    );
-    familyBlocks.push({ type: "svg", svg });
+    const named = analysis.runs.map((run) => ({ name: run.label, curve: run.curves.families[family] }));
+    const title = `${family} (${analysis.families[family].length} tasks)`;
+    familyBlocks.push({ type: "svg", svg: await passAtKChart(named, `${title}: pass@k`) });
+    familyBlocks.push({ type: "svg", svg: await passAtKChart(named, `${title}: pass^k`, "pass^k") });
   }
   sections.push({ title: "Per family", blocks: familyBlocks });
 

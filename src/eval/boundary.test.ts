@@ -47,6 +47,12 @@ test("boundary on hand-computed counts: crossover, gap, solvable sets, per famil
   close(base.curves.overall[2].passAtK, 0.75, "base pass@4");
   assert.equal(rl.solvable, 3);
   assert.equal(base.solvable, 3);
+  // pass^k = C(c,k)/C(n,k) beside it. rl: pass^2 = (1 + 1 + 0 + C(2,2)/C(4,2) = 1/6)/4, pass^4 = (1 + 1)/4;
+  // base (c = 1 at most): pass^2 = pass^4 = 0.
+  close(rl.curves.overall[0].passHatK!, 0.625, "rl pass^1 = pass@1");
+  close(rl.curves.overall[1].passHatK!, (2 + 1 / 6) / 4, "rl pass^2");
+  close(rl.curves.overall[2].passHatK!, 0.5, "rl pass^4");
+  close(base.curves.overall[1].passHatK!, 0, "base pass^2");
 
   const [rlBase, rlNarrow, baseNarrow] = analysis.pairs;
   assert.equal(rlBase.a, "rl");
@@ -56,6 +62,7 @@ test("boundary on hand-computed counts: crossover, gap, solvable sets, per famil
   assert.equal(rlBase.kMax, 4);
   close(rlBase.gap.aOverB, 0.75 - 0.1875, "pass@4(rl) − pass@1(base)");
   close(rlBase.gap.bOverA, 0.75 - 0.625, "pass@4(base) − pass@1(rl)");
+  assert.deepEqual(rlBase.passHatKMax, { a: 0.5, b: 0 });
   assert.deepEqual(rlBase.solvable, {
     a: 3,
     b: 3,
@@ -71,6 +78,7 @@ test("boundary on hand-computed counts: crossover, gap, solvable sets, per famil
   close(y.passAt1.a, 0.25, "y rl pass@1");
   close(y.passAt1.b, 0.125, "y base pass@1");
   assert.equal(y.crossoverK, 4);
+  assert.deepEqual(y.passHatKMax, { a: 0, b: 0 }, "y: no task all-correct in either run");
   assert.deepEqual([y.solvable.onlyA, y.solvable.onlyB], [["t4"], ["t3"]]);
   assert.equal(rlBase.families.x.solvable.both, 2);
 
@@ -200,7 +208,14 @@ test("agentrl boundary end to end: expert vs vague eval runs, page escapes model
   assert.match(html, /mock &lt;b&gt;/);
   assert.doesNotMatch(html, /<b>/);
   assert.match(html, /<svg/);
+  assert.match(html, /<h2[^>]*>pass\^k<\/h2>/, "a pass^k section beside pass@k");
   const json = JSON.parse(readFileSync(result.files!.json, "utf8"));
+  // The expert is right every time: pass^4 = 1; vague's pass^4 from its own counts.
+  const vaguePass4 =
+    vague.counts.reduce((sum, count) => sum + (count.c === 4 ? 1 : 0), 0) / vague.counts.length;
+  assert.equal(json.runs[0].curves.overall[2].passHatK, 1);
+  close(json.runs[1].curves.overall[2].passHatK, vaguePass4, "vague pass^4");
+  close(json.pairs[0].passHatKMax.b, vaguePass4, "pair pass^4 of vague");
   assert.equal(json.pairs[0].solvable.onlyA.length, vagueUnsolved.length);
   assert.equal(json.runs[1].label, "vague");
   assert.equal(json.perplexity[0].pooled, json.perplexity[0].pooled);

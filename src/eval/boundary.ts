@@ -11,12 +11,14 @@
  *   solvable problems are almost a subset of the base's).
  * - the **sampling-efficiency gap** ΔSE = pass@k_max(A) − pass@1(B), both ways round, with k_max
  *   the largest k of the shared grid.
+ * - pass^k_max of both (every one of k_max samples correct): reliability beside reach. Each run's
+ *   curves carry pass^k at every k too.
  * - the same per family.
  *
  * Pure: takes per-task counts, returns plain data (the JSON of `agentrl boundary`).
  */
 import type { BootstrapOptions } from "./bootstrap.ts";
-import { curveValue, type PassAtKCurves, passAtKCurves } from "./curves.ts";
+import { curveHatValue, curveValue, type PassAtKCurves, passAtKCurves } from "./curves.ts";
 import { crossoverK, kGrid, type PassAtKCurve, samplingEfficiencyGap } from "./passk.ts";
 import type { TaskCount } from "./task-counts.ts";
 
@@ -50,6 +52,8 @@ export interface CurveComparison {
   passAt1: { a: number; b: number };
   kMax: number;
   passAtKMax: { a: number; b: number };
+  /** pass^k at k_max (all k_max samples correct); null for a curve without pass^k. */
+  passHatKMax: { a: number | null; b: number | null };
   /** Which run is ahead at k = 1 (null on a tie). */
   leaderAtK1: "a" | "b" | null;
   /** Smallest k at which the run behind at k = 1 reaches the leader (null: never on the grid, or a tie). */
@@ -100,6 +104,7 @@ export function compareCurves(a: PassAtKCurve, b: PassAtKCurve): CurveComparison
     passAt1: { a: a1, b: b1 },
     kMax,
     passAtKMax: { a: curveValue(a, kMax)!, b: curveValue(b, kMax)! },
+    passHatKMax: { a: curveHatValue(a, kMax) ?? null, b: curveHatValue(b, kMax) ?? null },
     leaderAtK1,
     crossoverK: leaderAtK1 === "a" ? crossoverK(a, b) : leaderAtK1 === "b" ? crossoverK(b, a) : null,
     gap: { aOverB: samplingEfficiencyGap(a, b, kMax), bOverA: samplingEfficiencyGap(b, a, kMax) },

@@ -63,20 +63,27 @@ test("countByTask follows the task list, counts policy errors as failures, ignor
   );
   assert.deepEqual(Object.keys(curves.templates), ["capital-pop", "city-pop", "country-pop"]);
   assert.equal(curves.templates["country-pop"][1].passAtK, 0);
+  // pass^2: a (c=1 of 2) 0, b 0, c (2 of 2) 1 → 1/3; lookup 0; bridge 1. pass^1 = pass@1.
   assert.deepEqual(curveMetrics(curves), {
     "eval/pass@1": 0.5,
+    "eval/pass^1": 0.5,
     "eval/pass@2": 2 / 3,
+    "eval/pass^2": 1 / 3,
     "eval/bridge/pass@1": 1,
+    "eval/bridge/pass^1": 1,
     "eval/bridge/pass@2": 1,
+    "eval/bridge/pass^2": 1,
     "eval/lookup/pass@1": 0.25,
+    "eval/lookup/pass^1": 0.25,
     "eval/lookup/pass@2": 0.5,
+    "eval/lookup/pass^2": 0,
   });
   assert.equal(
     formatCurveTable(curves),
     [
-      "     k     all  bridge  lookup",
-      "     1   0.500   1.000   0.250",
-      "     2   0.667   1.000   0.500",
+      "     k     all  bridge  lookup  pass^k",
+      "     1   0.500   1.000   0.250   0.500",
+      "     2   0.667   1.000   0.500   0.333",
     ].join("\n"),
   );
 });

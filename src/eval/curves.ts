@@ -1,6 +1,7 @@
 /**
- * pass@k curves of an eval, overall and per family and template, on one k grid, with bootstrap
- * intervals over tasks; their stable metric keys; and the plain-text table the CLI prints.
+ * pass@k curves of an eval (each point with pass^k beside it), overall and per family and
+ * template, on one k grid, with bootstrap intervals over tasks; their stable metric keys; and the
+ * plain-text table the CLI prints.
  */
 import type { BootstrapOptions } from "./bootstrap.ts";
 import { kGrid, type PassAtKCurve, passAtKCurve } from "./passk.ts";
@@ -55,29 +56,49 @@ export function curveValue(curve: PassAtKCurve, k: number): number | undefined {
   return curve.find((point) => point.k === k)?.passAtK;
 }
 
+/** pass^k of a curve at k, or undefined when k is not on it (or the curve predates pass^k). */
+export function curveHatValue(curve: PassAtKCurve, k: number): number | undefined {
+  return curve.find((point) => point.k === k)?.passHatK;
+}
+
 /**
  * Stable metric keys: `<prefix>/pass@<k>` overall and `<prefix>/<family>/pass@<k>` per family
- * (e.g. `eval/pass@1`, `eval/bridge/pass@64`).
+ * (e.g. `eval/pass@1`, `eval/bridge/pass@64`), and pass^k beside them as `<prefix>/pass^<k>` and
+ * `<prefix>/<family>/pass^<k>`.
  */
 export function curveMetrics(curves: PassAtKCurves, prefix = "eval"): Record<string, number> {
   const metrics: Record<string, number> = {};
-  for (const point of curves.overall) metrics[`${prefix}/pass@${point.k}`] = point.passAtK;
-  for (const [family, curve] of Object.entries(curves.families)) {
-    for (const point of curve) metrics[`${prefix}/${family}/pass@${point.k}`] = point.passAtK;
-  }
+  const add = (curve: PassAtKCurve, at: string) => {
+    for (const point of curve) {
+      metrics[`${at}/pass@${point.k}`] = point.passAtK;
+      if (point.passHatK !== undefined) metrics[`${at}/pass^${point.k}`] = point.passHatK;
+    }
+  };
+  add(curves.overall, prefix);
+  for (const [family, curve] of Object.entries(curves.families)) add(curve, `${prefix}/${family}`);
   return metrics;
 }
 
-/** The curve table: one row per k, overall then each family (pass@k with 3 decimals). */
+/**
+ * The curve table: one row per k, pass@k overall then each family, and pass^k overall last
+ * (3 decimals; per-family pass^k is in the JSON and the metrics).
+ */
 export function formatCurveTable(curves: PassAtKCurves): string {
   const families = Object.keys(curves.families);
-  const header = ["k", "all", ...families];
+  const header = ["k", "all", ...families, "pass^k"];
   const widths = header.map((name) => Math.max(6, name.length));
   const pad = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i])).join("  ");
   const lines = [pad(header)];
   curves.ks.forEach((k, i) => {
     const values = [curves.overall[i], ...families.map((family) => curves.families[family][i])];
-    lines.push(pad([String(k), ...values.map((point) => point.passAtK.toFixed(3))]));
+    const hat = curves.overall[i].passHatK;
+    lines.push(
+      pad([
+        String(k),
+        ...values.map((point) => point.passAtK.toFixed(3)),
+        hat === undefined ? "-" : hat.toFixed(3),
+      ]),
+    );
   });
   return lines.join("\n");
 }

@@ -1,14 +1,14 @@
 /**
- * The files an eval writes into its run directory: `passk.json` (config, per-task counts, curves,
- * totals), `passk.svg` (curves overall and per family, log-scale k) and `passk.html` (a
- * self-contained page with the plot and the tables).
+ * The files an eval writes into its run directory: `passk.json` (config, per-task counts, curves
+ * with pass@k and pass^k at each k, totals), `passk.svg` (pass@k curves overall and per family,
+ * log-scale k) and `passk.html` (a self-contained page with the pass@k and pass^k plots and tables).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Block, renderPage, type Section } from "../report/html.ts";
 import type { PassAtKCurves } from "./curves.ts";
 import type { PassAtKCurve } from "./passk.ts";
-import { passAtKChart } from "./passk-chart.ts";
+import { type CurveMeasure, passAtKChart } from "./passk-chart.ts";
 import type { EvalResult } from "./run-eval.ts";
 
 export interface EvalFiles {
@@ -30,12 +30,23 @@ export function evalJson(result: Omit<EvalResult, "files">) {
   };
 }
 
-export function curvesTable(curves: PassAtKCurves, groups: "families" | "templates", caption: string): Block {
+/** The table of one measure (pass@k, or pass^k) overall with its interval, then per group. */
+export function curvesTable(
+  curves: PassAtKCurves,
+  groups: "families" | "templates",
+  caption: string,
+  measure: CurveMeasure = "pass@k",
+): Block {
   const names = Object.keys(curves[groups]);
-  const interval = (point: PassAtKCurve[number]) =>
-    point.lower !== undefined && point.upper !== undefined
-      ? `${point.passAtK.toFixed(3)} [${point.lower.toFixed(3)}, ${point.upper.toFixed(3)}]`
-      : point.passAtK.toFixed(3);
+  const value = (point: PassAtKCurve[number]) => (measure === "pass@k" ? point.passAtK : point.passHatK);
+  const fixed = (point: PassAtKCurve[number]) => value(point)?.toFixed(3) ?? "-";
+  const interval = (point: PassAtKCurve[number]) => {
+    const [lower, upper] =
+      measure === "pass@k" ? [point.lower, point.upper] : [point.passHatKLower, point.passHatKUpper];
+    return lower !== undefined && upper !== undefined
+      ? `${fixed(point)} [${lower.toFixed(3)}, ${upper.toFixed(3)}]`
+      : fixed(point);
+  };
   return {
     type: "table",
     caption,
@@ -43,7 +54,7 @@ export function curvesTable(curves: PassAtKCurves, groups: "families" | "templat
     rows: curves.ks.map((k, i) => [
       k,
       interval(curves.overall[i]),
-      ...names.map((name) => curves[groups][name][i].passAtK.toFixed(3)),
+      ...names.map((name) => fixed(curves[groups][name][i])),
     ]),
   };
 }
@@ -58,12 +69,18 @@ export async function writeEvalFiles(
     html: join(directory, "passk.html"),
   };
   const { curves, config, totals } = result;
+  const named = [
+    { name: "all", curve: curves.overall },
+    ...Object.entries(curves.families).map(([name, curve]) => ({ name, curve, band: false })),
+  ];
   const svg = await passAtKChart(
-    [
-      { name: "all", curve: curves.overall },
-      ...Object.entries(curves.families).map(([name, curve]) => ({ name, curve, band: false })),
-    ],
+    named,
     `pass@k of ${config.policy} (n = ${config.n}, ${totals.tasks} tasks)`,
+  );
+  const hatSvg = await passAtKChart(
+    named,
+    `pass^k of ${config.policy} (n = ${config.n}, ${totals.tasks} tasks)`,
+    "pass^k",
   );
   writeFileSync(files.json, `${JSON.stringify(evalJson(result), null, 2)}\n`);
   writeFileSync(files.svg, svg);
@@ -73,6 +90,18 @@ export async function writeEvalFiles(
       blocks: [
         { type: "svg", svg, caption: "Unbiased pass@k; the band is a 95% bootstrap interval over tasks." },
         curvesTable(curves, "families", "pass@k overall (with interval) and per family"),
+      ],
+    },
+    {
+      title: "pass^k",
+      blocks: [
+        {
+          type: "svg",
+          svg: hatSvg,
+          caption:
+            "Unbiased pass^k = C(c,k)/C(n,k): the chance that all k samples are correct (reliability, as τ-bench reports it); the band is a 95% bootstrap interval over tasks.",
+        },
+        curvesTable(curves, "families", "pass^k overall (with interval) and per family", "pass^k"),
       ],
     },
     {
@@ -95,7 +124,10 @@ export async function writeEvalFiles(
   if (Object.keys(curves.templates).length > 0) {
     sections.push({
       title: "Per template",
-      blocks: [curvesTable(curves, "templates", "pass@k per template")],
+      blocks: [
+        curvesTable(curves, "templates", "pass@k per template"),
+        curvesTable(curves, "templates", "pass^k per template", "pass^k"),
+      ],
     });
   }
   sections.push(

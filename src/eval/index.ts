@@ -17,6 +17,7 @@ export {
 } from "./boundary.ts";
 export {
   type CurveOptions,
+  curveHatValue,
   curveMetrics,
   curveValue,
   formatCurveTable,
@@ -36,10 +37,12 @@ export {
   crossoverK,
   kGrid,
   meanPassAtK,
+  meanPassHatK,
   type PassAtKCurve,
   type PassAtKPoint,
   passAtK,
   passAtKCurve,
+  passHatK,
   samplingEfficiencyGap,
   type TaskSamples,
 } from "./passk.ts";

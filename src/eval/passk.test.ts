@@ -6,9 +6,11 @@ import {
   crossoverK,
   kGrid,
   meanPassAtK,
+  meanPassHatK,
   type PassAtKCurve,
   passAtK,
   passAtKCurve,
+  passHatK,
   samplingEfficiencyGap,
   type TaskSamples,
 } from "./passk.ts";
@@ -88,6 +90,39 @@ test("rejects invalid input with clear errors", () => {
   assert.throws(() => meanPassAtK([], 1), /no tasks/);
 });
 
+test("pass^k worked example: the chance that all k samples are correct, C(c,k)/C(n,k)", () => {
+  // n = 5, c = 3, k = 2: C(3,2)/C(5,2) = 3/10 (= 3/5 * 2/4); pass@2 = 1 - C(2,2)/C(5,2) = 0.9.
+  close(passHatK(5, 3, 2), 0.3);
+  close(passAtK(5, 3, 2), 0.9);
+  // Fewer correct samples than k: no k-subset is all correct. All correct: every one is.
+  assert.equal(passHatK(5, 2, 3), 0);
+  assert.equal(passHatK(4, 4, 4), 1);
+  // k = 1: both are c/n. pass^k never rises with k, pass@k never falls; pass^k <= pass@k.
+  for (let n = 1; n <= 24; n++) {
+    for (let c = 0; c <= n; c++) {
+      close(passHatK(n, c, 1), c / n, 1e-12);
+      for (let k = 1; k <= n; k++) {
+        assert.ok(passHatK(n, c, k) <= passAtK(n, c, k) + 1e-15);
+        if (k > 1) assert.ok(passHatK(n, c, k) <= passHatK(n, c, k - 1) + 1e-15);
+      }
+    }
+  }
+  // By complement: pass^k of c correct = 1 - pass@k of the n - c wrong ones "correct".
+  close(passHatK(16, 11, 4), 1 - passAtK(16, 5, 4), 1e-12);
+  close(
+    meanPassHatK(
+      [
+        { n: 5, c: 3 },
+        { n: 5, c: 5 },
+      ],
+      2,
+    ),
+    (0.3 + 1) / 2,
+  );
+  assert.throws(() => passHatK(5, 2, 6), /pass\^k: k = 6 exceeds the number of samples n = 5/);
+  assert.throws(() => passHatK(5, 6, 1), /c = 6 correct exceeds/);
+});
+
 test("k grid: powers of two up to n, then n", () => {
   assert.deepEqual(kGrid(1), [1]);
   assert.deepEqual(kGrid(8), [1, 2, 4, 8]);
@@ -111,6 +146,10 @@ test("curve is the mean over tasks at each k", () => {
   close(curve[2].passAtK, 0.5);
   close(curve[3].passAtK, 2 / 3);
   close(meanPassAtK(tasks, 4), 0.5);
+  // pass^k beside it: k=1 as pass@1; k=2: (0 + 0 + 1)/3 (only the all-correct task).
+  close(curve[0].passHatK as number, 0.375);
+  close(curve[1].passHatK as number, 1 / 3);
+  close(curve[3].passHatK as number, 1 / 3);
   // The grid follows the smallest n: a task with 4 samples caps it at 4.
   assert.deepEqual(
     passAtKCurve([...tasks, { n: 4, c: 1 }]).map((point) => point.k),
@@ -129,7 +168,17 @@ test("bootstrap interval contains the point estimate, is seeded, and narrows wit
     assert.ok(point.lower !== undefined && point.upper !== undefined);
     assert.ok(point.lower <= point.passAtK && point.passAtK <= point.upper, JSON.stringify(point));
     assert.ok(point.upper - point.lower > 0);
+    const { passHatK: hat, passHatKLower: hatLower, passHatKUpper: hatUpper } = point;
+    assert.ok(hat !== undefined && hatLower !== undefined && hatUpper !== undefined);
+    assert.ok(hatLower <= hat && hat <= hatUpper, JSON.stringify(point));
   }
+  // The pass@k intervals are those of a pass@k-only bootstrap (pass^k's columns share the draws).
+  const perTask = curve.map((point) => tasks.map((task) => passAtK(task.n, task.c, point.k)));
+  const alone = bootstrapMeans(perTask, { resamples: 500, seed: 11 });
+  assert.deepEqual(
+    alone,
+    curve.map((point) => ({ lower: point.lower, upper: point.upper })),
+  );
   const again = passAtKCurve(tasks, { bootstrap: { resamples: 500, seed: 11 } });
   assert.deepEqual(again, curve);
   const narrow = passAtKCurve(tasks, { bootstrap: { resamples: 500, seed: 11, level: 0.5 } });

@@ -11,6 +11,14 @@
  * exactly 1 when n - c < k (every k-subset holds a correct sample). The benchmark value is the
  * mean over tasks. This is NOT best-of-k on k bootstrap draws (biased low, the bug the anchors
  * keep reporting): it uses all n samples for every k.
+ *
+ * Beside it, unbiased pass^k (Yao et al., "τ-bench", arXiv:2406.12045): the chance that ALL k
+ * samples drawn without replacement are correct,
+ *
+ *   pass^k = C(c, k) / C(n, k) = prod_{i=0..k-1} (c - i) / (n - i)
+ *
+ * 0 when c < k. pass@k asks whether the agent can do a task; pass^k whether it does it every time
+ * (the reliability figure agent users ask for). pass^1 = pass@1 = c/n; pass^k falls as k grows.
  */
 import { type BootstrapOptions, bootstrapMeans } from "./bootstrap.ts";
 
@@ -29,6 +37,11 @@ export interface PassAtKPoint {
   /** Bootstrap interval over tasks, when computed. */
   lower?: number;
   upper?: number;
+  /** Mean pass^k over tasks (every k samples correct); absent on curves stored before it was kept. */
+  passHatK?: number;
+  /** Bootstrap interval of pass^k over tasks (the same resamples as pass@k's), when computed. */
+  passHatKLower?: number;
+  passHatKUpper?: number;
 }
 
 /** A pass@k curve: points in increasing k. */
@@ -52,6 +65,20 @@ export function passAtK(n: number, c: number, k: number): number {
   let allWrong = 1;
   for (let i = n - c + 1; i <= n; i++) allWrong *= 1 - k / i;
   return 1 - allWrong;
+}
+
+/** Unbiased pass^k of one task (n samples, c correct): C(c,k)/C(n,k). Throws as `passAtK` does. */
+export function passHatK(n: number, c: number, k: number): number {
+  checkCount("n", n);
+  checkCount("c", c);
+  checkCount("k", k);
+  if (k === 0) throw new Error("pass^k: k must be at least 1");
+  if (k > n) throw new Error(`pass^k: k = ${k} exceeds the number of samples n = ${n}`);
+  if (c > n) throw new Error(`pass^k: c = ${c} correct exceeds the number of samples n = ${n}`);
+  if (c < k) return 0;
+  let allRight = 1;
+  for (let i = 0; i < k; i++) allRight *= (c - i) / (n - i);
+  return allRight;
 }
 
 /** The k grid of a curve: 1, 2, 4, … up to n, plus n itself when n is not a power of two. */
@@ -79,6 +106,14 @@ export function meanPassAtK(tasks: readonly TaskSamples[], k: number): number {
   return sum / tasks.length;
 }
 
+/** Mean pass^k over tasks. Every task needs at least k samples. */
+export function meanPassHatK(tasks: readonly TaskSamples[], k: number): number {
+  checkTasks(tasks);
+  let sum = 0;
+  for (const task of tasks) sum += passHatK(task.n, task.c, k);
+  return sum / tasks.length;
+}
+
 export interface PassAtKCurveOptions {
   /** k values; default `kGrid` of the smallest n over the tasks. */
   ks?: readonly number[];
@@ -86,20 +121,29 @@ export interface PassAtKCurveOptions {
   bootstrap?: BootstrapOptions | boolean;
 }
 
-/** Mean pass@k over tasks at each k of the grid, optionally with bootstrap intervals. */
+/** Mean pass@k and pass^k over tasks at each k of the grid, optionally with bootstrap intervals. */
 export function passAtKCurve(tasks: readonly TaskSamples[], options: PassAtKCurveOptions = {}): PassAtKCurve {
   const minN = checkTasks(tasks);
   const ks = options.ks ?? kGrid(minN);
   const perTask = ks.map((k) => tasks.map((task) => passAtK(task.n, task.c, k)));
+  const perTaskHat = ks.map((k) => tasks.map((task) => passHatK(task.n, task.c, k)));
+  const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / tasks.length;
   const curve: PassAtKCurve = ks.map((k, i) => ({
     k,
-    passAtK: perTask[i].reduce((sum, value) => sum + value, 0) / tasks.length,
+    passAtK: mean(perTask[i]),
+    passHatK: mean(perTaskHat[i]),
   }));
   if (options.bootstrap) {
-    const intervals = bootstrapMeans(perTask, options.bootstrap === true ? {} : options.bootstrap);
-    intervals.forEach((interval, i) => {
-      curve[i].lower = interval.lower;
-      curve[i].upper = interval.upper;
+    // One call: every resample's task indices serve both statistics (the columns do not change the draws).
+    const intervals = bootstrapMeans(
+      [...perTask, ...perTaskHat],
+      options.bootstrap === true ? {} : options.bootstrap,
+    );
+    ks.forEach((_, i) => {
+      curve[i].lower = intervals[i].lower;
+      curve[i].upper = intervals[i].upper;
+      curve[i].passHatKLower = intervals[ks.length + i].lower;
+      curve[i].passHatKUpper = intervals[ks.length + i].upper;
     });
   }
   return curve;

@@ -194,7 +194,7 @@ export interface EvalResult {
   /** Episodes found stored on resume, and sampled by this call. */
   episodes: { resumed: number; sampled: number };
   endReasons: Record<string, number>;
-  /** `eval/pass@<k>`, `eval/<family>/pass@<k>`, `eval/policy_errors`, `eval/solved_fraction`. */
+  /** `eval/pass@<k>`, `eval/pass^<k>` and their `eval/<family>/…` forms, `eval/policy_errors`, `eval/solved_fraction`. */
   metrics: Record<string, number>;
   files: EvalFiles | null;
 }

@@ -5,6 +5,9 @@
  *   POST /episodes/<id>/v1/responses          the Responses API, translated to chat completions
  *                                             (responses.ts; multi-turn by input items or
  *                                             `previous_response_id`)
+ *   POST /episodes/<id>/v1/messages           the Anthropic Messages API, translated to chat
+ *                                             completions (messages.ts; base URL
+ *                                             `/episodes/<id>`, or `…/v1` as the agent is handed)
  *   POST /v1/chat/completions                 the same, episode named by `x-agentrl-episode-id`
  *                                             (a call naming none is an episode of its own)
  *   GET  /v1/models, /episodes/<id>/v1/models the upstream's model
@@ -31,6 +34,14 @@ import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../ser
 import { RequestError } from "../serve/request.ts";
 import { parseCompletion } from "./completion.ts";
 import { type EpisodeLog, type EpisodeMeta, EpisodeRegistry } from "./episodes.ts";
+import {
+  apiKeyAuthorized,
+  chatToMessage,
+  messagesToChat,
+  sendMessageStream,
+  ToolArgumentStore,
+  withAnthropicErrors,
+} from "./messages.ts";
 import {
   assistantMessages,
   ConversationStore,
@@ -98,6 +109,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const policyId = options.policyId ?? upstream.model;
   let anonymous = 0;
   const conversations = new ConversationStore();
+  const toolArguments = new ToolArgumentStore();
 
   const finish = (id: string, finishOptions: FinishOptions): BuiltEpisode => {
     const episode = registry.close(id) ?? registry.open(id);
@@ -261,10 +273,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     else sendJson(res, 200, response);
   };
 
+  const messagesRoute = async (episode: EpisodeLog, body: unknown, res: ServerResponse) => {
+    const chat = messagesToChat(body, episode.id, toolArguments);
+    const completion = (await forward(episode, chat, "messages", null)) as Record<string, unknown>;
+    const message = chatToMessage(completion, body as Record<string, unknown>, episode.id, toolArguments);
+    if ((body as Record<string, unknown>).stream === true) sendMessageStream(res, message);
+    else sendJson(res, 200, message);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "") || "/";
     if (path === "/health") return sendJson(res, 200, { status: "ok" });
-    if (tokenDigest && !authorized(req.headers.authorization, tokenDigest)) {
+    // The Anthropic SDK sends its key as `x-api-key`.
+    if (
+      tokenDigest &&
+      !authorized(req.headers.authorization, tokenDigest) &&
+      !apiKeyAuthorized(req.headers["x-api-key"], tokenDigest)
+    ) {
       res.setHeader("www-authenticate", "Bearer");
       throw new RequestError(401, "missing or invalid bearer token", null, "invalid_api_key");
     }
@@ -306,6 +331,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       const episode = openEpisode(id);
       try {
         return await responsesRoute(episode, body, res);
+      } finally {
+        if (episodeId === undefined) finish(id, { finalAnswer: null });
+      }
+    }
+    // `/v1/v1/messages`: the Anthropic SDK appends `/v1/messages` to the `…/v1` base URL an agent is handed.
+    if (rest === "/v1/messages" || rest === "/v1/v1/messages") {
+      if (req.method !== "POST") throw new RequestError(405, "use POST");
+      const body = await readJson(req, maxBody);
+      const id = episodeId ?? `call-${++anonymous}-${Date.now().toString(36)}`;
+      const episode = openEpisode(id);
+      try {
+        return await messagesRoute(episode, body, res);
       } finally {
         if (episodeId === undefined) finish(id, { finalAnswer: null });
       }
@@ -357,7 +394,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
   };
 
-  const server = createJsonServer(handle, "agentrl gateway", log);
+  const server = createJsonServer(withAnthropicErrors(handle, log), "agentrl gateway", log);
   // Agents' HTTP clients pool connections; a server that drops idle sockets sooner than they do
   // (Node's default is 5 s, shorter than one embedded decode can block the loop) resets calls.
   server.keepAliveTimeout = 65_000;

@@ -21,8 +21,8 @@ export interface GatewayCall {
   episodeId: string;
   /** Order of the call within its episode (0, 1, …). */
   seq: number;
-  /** `chat` for /chat/completions, `responses` for a translated Responses API call. */
-  api: "chat" | "responses";
+  /** `chat` for /chat/completions, `responses` / `messages` for a translated Responses / Messages API call. */
+  api: "chat" | "responses" | "messages";
   startedAt: string;
   latencyMs: number;
   stream: boolean;

@@ -5,7 +5,7 @@
  * filter a 400 naming the value, a store that fails while read a 500 with SQLite's message.
  *
  *   GET /api/runs                    stores (with their error, if any) and their runs
- *   GET /api/run?run=               one run: summary, metric keys, artifacts, facets, pass@k
+ *   GET /api/run?run=               one run: summary, metric keys, artifacts, facets, pass@k, pass^k
  *   GET /api/metrics?run=&key=…     metric series, one per `key`
  *   GET /api/trajectories?run=&…    a page of episode summaries (filters: trajectory-query.ts)
  *   GET /api/episode?run=&seq=      the token-level view of one episode and its task's others

@@ -197,6 +197,13 @@ test("trajectory filters, pass@k of an eval run, the comparison page, and no con
     (elements) => elements.length,
   );
   assert.equal(marks, 6, "pass@1,2,4 overall and for lookup");
+  await page.waitForSelector("section.pass-hat-k svg");
+  assert.equal(
+    await page.$$eval("section.pass-hat-k g.mark-symbol.role-mark path", (elements) => elements.length),
+    6,
+    "pass^1,2,4 overall and for lookup, in their own chart",
+  );
+  assert.equal(await page.textContent("section.pass-hat-k h2"), "pass^k");
   assert.ok(await page.$("a.report-link"), "the report page found beside the store is linked");
 
   const compare = `#/compare?run=${encodeURIComponent(rlKey())}&run=${encodeURIComponent(runKey("rl-test/store.sqlite", runs.evalRunId))}`;
@@ -211,6 +218,15 @@ test("trajectory filters, pass@k of an eval run, the comparison page, and no con
     ),
     3,
     "the eval run's overall pass@1,2,4",
+  );
+  await page.waitForSelector("section.compare section.pass-hat-k svg");
+  assert.equal(
+    await page.$$eval(
+      "section.compare section.pass-hat-k g.mark-symbol.role-mark path",
+      (elements) => elements.length,
+    ),
+    3,
+    "the eval run's overall pass^1,2,4",
   );
 
   assert.deepEqual(chrome.errors, [], "no console error on any page so far");

@@ -44,6 +44,8 @@ export interface RunDetail extends RunRow {
   artifacts: { kind: string; path: string; step: number | null }[];
   trajectories: TrajectoryFacets;
   passAtK: PassAtKPoint[];
+  /** pass^k (all k samples correct) from the `<series>/pass^<k>` metrics, beside pass@k. */
+  passHatK: PassAtKPoint[];
 }
 
 export function runRow(run: RunRecord, file: string, report: string | null, now = Date.now()): RunRow {
@@ -76,12 +78,22 @@ export function storeRows(catalog: RunCatalog, scan: CatalogScan): StoreRow[] {
 }
 
 const PASS_AT_K = /^(.+)\/pass@(\d+)$/;
+const PASS_HAT_K = /^(.+)\/pass\^(\d+)$/;
 
-/** The pass@k curves of a run: every `<series>/pass@<k>` metric at the latest step it was logged. */
-export function passAtKCurves(store: Store, runId: string, keys: readonly string[]): PassAtKPoint[] {
+/**
+ * The pass@k curves of a run: every `<series>/pass@<k>` metric at the latest step it was logged;
+ * with `measure` "pass^k", the `<series>/pass^<k>` metrics instead.
+ */
+export function passAtKCurves(
+  store: Store,
+  runId: string,
+  keys: readonly string[],
+  measure: "pass@k" | "pass^k" = "pass@k",
+): PassAtKPoint[] {
+  const pattern = measure === "pass@k" ? PASS_AT_K : PASS_HAT_K;
   const points: PassAtKPoint[] = [];
   for (const key of keys) {
-    const match = PASS_AT_K.exec(key);
+    const match = pattern.exec(key);
     if (!match) continue;
     const last = store.metrics(runId, key).at(-1);
     if (last && Number.isFinite(last.value)) {
@@ -104,5 +116,6 @@ export function runDetail(store: Store, run: RunRecord, file: string, report: st
     })),
     trajectories: trajectoryFacets(store, run.id),
     passAtK: passAtKCurves(store, run.id, metricKeys),
+    passHatK: passAtKCurves(store, run.id, metricKeys, "pass^k"),
   };
 }

@@ -129,6 +129,18 @@ test("the episode API has one cell per token in flattened order, and the task's 
       ["eval/lookup", 4, 0.8],
     ],
   );
+  assert.deepEqual(
+    detail.passHatK.map((point) => [point.series, point.k, point.value]),
+    [
+      ["eval", 1, 0.2],
+      ["eval", 2, 0.1],
+      ["eval", 4, 0.05],
+      ["eval/lookup", 1, 0.5],
+      ["eval/lookup", 2, 0.3],
+      ["eval/lookup", 4, 0.2],
+    ],
+    "pass^k from the eval/pass^<k> metrics, apart from pass@k",
+  );
 });
 
 test("reading every page and API writes nothing to any store", async () => {

@@ -73,6 +73,12 @@ export function createTestRuns(): TestRuns {
     "eval/lookup/pass@1": 0.5,
     "eval/lookup/pass@2": 0.7,
     "eval/lookup/pass@4": 0.8,
+    "eval/pass^1": 0.2,
+    "eval/pass^2": 0.1,
+    "eval/pass^4": 0.05,
+    "eval/lookup/pass^1": 0.5,
+    "eval/lookup/pass^2": 0.3,
+    "eval/lookup/pass^4": 0.2,
   });
   rl.store.finishRun(evalRun.id, "completed", { "eval/pass@1": 0.2 });
   writeFileSync(

@@ -1,5 +1,5 @@
 /**
- * `agentrl boundary`: compares eval runs on their shared tasks: pass@k curves on one log-k plot,
+ * `agentrl boundary`: compares eval runs on their shared tasks: pass@k and pass^k curves (log k),
  * crossover k, solvable sets at k = n and their differences, the sampling-efficiency gap, a
  * per-family breakdown, and the perplexity of each run's correct trajectories under every run whose
  * policy is an embedded checkpoint (for an `eval --agent` run: the checkpoint behind its gateway).
@@ -55,6 +55,7 @@ export function register(program: Command): void {
 }
 
 const pct = (value: number) => `${(100 * value).toFixed(1)}%`;
+const pctOrDash = (value: number | null) => (value === null ? "–" : pct(value));
 
 function crossoverText(comparison: CurveComparison): string {
   if (comparison.leaderAtK1 === null) return "tie at k = 1";
@@ -69,18 +70,26 @@ function printSummary(result: BoundaryResult): void {
   const labels = analysis.runs.map((run) => run.label);
   const widths = labels.map((label) => Math.max(8, label.length));
   console.log(`${analysis.tasks.length} shared tasks`);
-  console.log(["k".padStart(6), ...labels.map((label, i) => label.padStart(widths[i]))].join("  "));
-  analysis.ks.forEach((k, i) => {
-    const values = analysis.runs.map((run, r) =>
-      run.curves.overall[i].passAtK.toFixed(3).padStart(widths[r]),
-    );
-    console.log([String(k).padStart(6), ...values].join("  "));
-  });
+  for (const measure of ["pass@k", "pass^k"] as const) {
+    console.log([measure.padStart(6), ...labels.map((label, i) => label.padStart(widths[i]))].join("  "));
+    analysis.ks.forEach((k, i) => {
+      const values = analysis.runs.map((run, r) => {
+        const point = run.curves.overall[i];
+        const value = measure === "pass@k" ? point.passAtK : point.passHatK;
+        return (value?.toFixed(3) ?? "–").padStart(widths[r]);
+      });
+      console.log([String(k).padStart(6), ...values].join("  "));
+    });
+  }
   for (const pair of analysis.pairs) {
     const leader = pair.leaderAtK1 === "a" ? pair.a : pair.leaderAtK1 === "b" ? pair.b : "neither";
     const s = pair.solvable;
     console.log(`\n${pair.a} vs ${pair.b}`);
     console.log(`  ahead at k = 1: ${leader}; crossover: ${crossoverText(pair)}`);
+    console.log(
+      `  pass^${pair.kMax} (all ${pair.kMax} samples correct): ${pair.a} ${pctOrDash(pair.passHatKMax.a)}, ` +
+        `${pair.b} ${pctOrDash(pair.passHatKMax.b)}`,
+    );
     console.log(
       `  ΔSE: pass@${pair.kMax}(${pair.a}) − pass@1(${pair.b}) = ${pct(pair.gap.aOverB)}; ` +
         `pass@${pair.kMax}(${pair.b}) − pass@1(${pair.a}) = ${pct(pair.gap.bOverA)}`,
@@ -93,6 +102,7 @@ function printSummary(result: BoundaryResult): void {
       console.log(
         `    ${family.padEnd(11)} pass@1 ${pct(comparison.passAt1.a)} / ${pct(comparison.passAt1.b)}, ` +
           `pass@${comparison.kMax} ${pct(comparison.passAtKMax.a)} / ${pct(comparison.passAtKMax.b)}, ` +
+          `pass^${comparison.kMax} ${pctOrDash(comparison.passHatKMax.a)} / ${pctOrDash(comparison.passHatKMax.b)}, ` +
           `crossover ${crossoverText(comparison)}, solvable ${comparison.solvable.a} / ${comparison.solvable.b}`,
       );
     }

@@ -21,6 +21,8 @@ test("agentrl eval --json: pass@k of the expert, files in the run directory", as
   assert.equal(result.directory, join(root, "expert"));
   assert.equal(result.metrics["eval/pass@1"], 1);
   assert.equal(result.metrics["eval/pass@4"], 1);
+  assert.equal(result.metrics["eval/pass^4"], 1, "the expert is right every time");
+  assert.equal(result.curves.overall[2].passHatK, 1);
   assert.deepEqual(result.curves.ks, [1, 2, 4]);
   assert.equal(result.config.temperature, 0.6);
   assert.equal(result.config.topP, 0.95);
@@ -58,6 +60,8 @@ test("agentrl boundary compares two eval runs and writes its files", async () =>
   assert.match(text, /10 shared tasks/);
   assert.match(text, /expert vs vague\n {2}ahead at k = 1: expert; crossover: none up to k = 4/);
   assert.match(text, /vague ⊆ expert: true/);
+  assert.match(text, /pass\^4 \(all 4 samples correct\): expert 100\.0%, vague /);
+  assert.match(text, /^pass\^k\s+expert\s+vague$/m);
   assert.match(text, /expert: no scoring model/);
   for (const file of ["boundary.html", "boundary.json", "boundary-passk.svg"])
     assert.ok(existsSync(join(out, file)));

@@ -1,5 +1,6 @@
-import { passAtKChart } from "../../eval/passk-chart.ts";
-import type { Section } from "../../report/html.ts";
+import type { PassAtKCurve } from "../../eval/passk.ts";
+import { hasPassHatK, type NamedCurve, passAtKChart } from "../../eval/passk-chart.ts";
+import type { Block, Section } from "../../report/html.ts";
 import {
   formatDifference,
   gainShrinkage,
@@ -18,6 +19,7 @@ import {
   figureCaption,
   finishVerdicts,
   fixed,
+  hatCurveAt,
   isWithheld,
   mainCurve,
   notWithheld,
@@ -25,6 +27,35 @@ import {
   type ReportContext,
   verdictBlock,
 } from "./context.ts";
+
+/**
+ * pass^k (every one of k samples correct) beside pass@k: its own chart (pass@k rises with k, pass^k
+ * falls) and a table of both per model at each k. pass@k is what a model can reach; pass^k how
+ * reliably it gets there, the figure an agent's user cares about.
+ */
+export async function passHatKBlocks(curves: readonly NamedCurve[], caption: string): Promise<Block[]> {
+  if (!hasPassHatK(curves))
+    return [
+      {
+        type: "paragraph",
+        text: "pass^k: not in these stored evaluation results (stored before pass^k was kept); rerun the eval stages to draw it.",
+      },
+    ];
+  const ks = curves[0]?.curve.map((point) => point.k) ?? [];
+  const at = (curve: PassAtKCurve, k: number) => curve.find((point) => point.k === k);
+  return [
+    { type: "svg", svg: await passAtKChart(curves, "pass^k: all k samples correct", "pass^k"), caption },
+    {
+      type: "table",
+      caption: "pass@k and pass^k at each k",
+      columns: ["k", ...curves.flatMap(({ name }) => [`pass@k ${name}`, `pass^k ${name}`])],
+      rows: ks.map((k) => [
+        k,
+        ...curves.flatMap(({ curve }) => [at(curve, k)?.passAtK ?? null, at(curve, k)?.passHatK ?? null]),
+      ]),
+    },
+  ];
+}
 
 export async function boundaryExperiment(context: ReportContext): Promise<ExperimentReport> {
   const { config, get, evals, n, seed, pass1, examplesOf } = context;
@@ -89,6 +120,7 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
   const json = {
     passAt1: { base: curveAt(mainCurve(base), 1), rl: curveAt(mainCurve(rl), 1) },
     passAtN: { k: n, base: curveAt(mainCurve(base), n), rl: curveAt(mainCurve(rl), n) },
+    passHatN: { k: n, base: hatCurveAt(mainCurve(base), n), rl: hatCurveAt(mainCurve(rl), n) },
     gainAt1: gain1,
     gainAtN: gainN,
     gainShrinkage: shrink,
@@ -98,12 +130,17 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
     notes: boundary.notes,
     curves: { base: base.curves, rl: rl.curves },
   };
-  const svg = await passAtKChart(
-    [
-      { name: "base (strong)", curve: mainCurve(base) },
-      { name: "RL from base", curve: mainCurve(rl) },
-    ],
-    "pass@k: base vs RL (all test tasks)",
+  const named = [
+    { name: "base (strong)", curve: mainCurve(base) },
+    { name: "RL from base", curve: mainCurve(rl) },
+  ];
+  const svg = await passAtKChart(named, "pass@k: base vs RL (all test tasks)");
+  const hatBlocks = await passHatKBlocks(
+    named,
+    figureCaption(
+      config,
+      "pass^k = C(c,k)/C(n,k), the chance that all k samples are correct (reliability beside pass@k's reach), with 95% bootstrap bands over tasks.",
+    ),
   );
   const section: Section = {
     title: "1. Boundary: does RL sharpen what the base can already sample?",
@@ -113,6 +150,7 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
         text: `The same ${base.counts.length} test tasks (${base.counts.filter(isWithheld).length} of them from ${WITHHELD_TEMPLATE}, the template the bases never saw), ${n} samples each at temperature ${config.eval.temperature} / top-p ${config.eval.topP}, tool noise ${config.eval.noise}. RL: ${config.rl.estimator}, reward ${config.rl.reward}, ${config.rl.steps} steps of ${config.rl.tasksPerStep}×${config.rl.groupSize} rollouts on the ${get<SelectStageResult>("select").taskIds.length} tasks model-aware selection kept (a small pool is trained on again and again: RL can then lose accuracy elsewhere). Read it as the paper does: RL above the base at k = 1 and the curves meeting (or crossing) at large k means RL sharpened the base's own distribution.`,
       },
       { type: "svg", svg, caption: figureCaption(config, "pass@k with 95% bootstrap bands over tasks.") },
+      ...hatBlocks,
       {
         type: "table",
         caption: "Perplexity of correct trajectories (policy tokens) under each model",

@@ -129,6 +129,11 @@ export function curveAt(curve: PassAtKCurve, k: number): number | null {
   return curve.find((point) => point.k === k)?.passAtK ?? null;
 }
 
+/** pass^k of a curve at k (all k samples correct), null when k is not on it or the curve predates pass^k. */
+export function hatCurveAt(curve: PassAtKCurve, k: number): number | null {
+  return curve.find((point) => point.k === k)?.passHatK ?? null;
+}
+
 /** pass@k on the withheld template: the eval's own per-template curve. */
 export function withheldCurve(evalResult: EvalStageResult): PassAtKCurve {
   return evalResult.curves.templates[WITHHELD_TEMPLATE] ?? [];

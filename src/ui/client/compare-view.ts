@@ -40,21 +40,29 @@ export function compareView(runKeys: readonly string[]): View {
       panel.element,
     );
     await panel.refresh();
-    // The overall pass@k curve of every run that logged one (eval runs, RL boundary steps).
-    const curves = runs.flatMap((run) =>
-      run.passAtK
-        .filter((point) => point.series === "eval")
-        .map((point) => ({ series: label(run), x: point.k, y: point.value, raw: point.value })),
-    );
-    if (curves.length > 0) {
+    // The overall pass@k and pass^k curves of every run that logged them (eval runs, RL boundary steps).
+    for (const measure of ["pass@k", "pass^k"] as const) {
+      const curves = runs.flatMap((run) =>
+        (measure === "pass@k" ? run.passAtK : run.passHatK)
+          .filter((point) => point.series === "eval")
+          .map((point) => ({ series: label(run), x: point.k, y: point.value, raw: point.value })),
+      );
+      if (curves.length === 0) continue;
       const holder = h("div", { class: "chart" });
-      element.append(h("section", { class: "pass-at-k" }, h("h2", {}, "pass@k"), holder));
+      element.append(
+        h(
+          "section",
+          { class: measure === "pass@k" ? "pass-at-k" : "pass-hat-k" },
+          h("h2", {}, measure),
+          holder,
+        ),
+      );
       await drawChart(
         holder,
         {
-          title: "pass@k (latest step of each run)",
+          title: `${measure} (latest step of each run)`,
           xTitle: "k",
-          yTitle: "pass@k",
+          yTitle: measure,
           logX: true,
           points: true,
         },

@@ -1,6 +1,6 @@
 /**
  * One run: what it is (kind, status, config, summary, parent, report, artifacts), its curves
- * (live while it runs), its pass@k curves when it logged any, and its trajectories.
+ * (live while it runs), its pass@k and pass^k curves when it logged any, and its trajectories.
  */
 import type { RunDetail } from "../run-rows.ts";
 import { getJson } from "./api.ts";
@@ -63,20 +63,27 @@ export function runView(runKey: string): View {
         : null,
     );
 
-  const passAtK = async (run: RunDetail) => {
-    if (run.passAtK.length === 0) return null;
+  /** pass@k, or pass^k (all k samples correct) in its own section beside it. */
+  const passChart = async (run: RunDetail, measure: "pass@k" | "pass^k") => {
+    const points = measure === "pass@k" ? run.passAtK : run.passHatK;
+    if (points.length === 0) return null;
     const holder = h("div", { class: "chart" });
-    const section = h("section", { class: "pass-at-k" }, h("h2", {}, "pass@k"), holder);
+    const section = h(
+      "section",
+      { class: measure === "pass@k" ? "pass-at-k" : "pass-hat-k" },
+      h("h2", {}, measure),
+      holder,
+    );
     await drawChart(
       holder,
       {
-        title: `pass@k (step ${run.passAtK[0].step})`,
+        title: `${measure} (step ${points[0].step})`,
         xTitle: "k",
-        yTitle: "pass@k",
+        yTitle: measure,
         logX: true,
         points: true,
       },
-      run.passAtK.map((p) => ({ series: p.series, x: p.k, y: p.value, raw: p.value })),
+      points.map((p) => ({ series: p.series, x: p.k, y: p.value, raw: p.value })),
     );
     return section;
   };
@@ -93,8 +100,8 @@ export function runView(runKey: string): View {
     const passSection = h("div", {});
     replace(element, header, curves.element, passSection, trajectories.element);
     await Promise.all([curves.refresh(), trajectories.load()]);
-    const drawn = await passAtK(run);
-    if (drawn) replace(passSection, drawn);
+    const drawn = await Promise.all([passChart(run, "pass@k"), passChart(run, "pass^k")]);
+    replace(passSection, ...drawn.filter((section) => section !== null));
   }
 
   async function refresh(): Promise<void> {
