@@ -171,10 +171,15 @@ export function checkCoverage(options: CoverageOptions): DoctorCheck {
         text: `train on the learnable pool, the ${learnable.length} tasks with 0 < c < ${G} (${selectHint}): expected ${percent(recommendation.share)} of groups with signal at G = ${recommendation.groupSize}`,
       });
     }
-    if (recommendation && recommendation.groupSize > G) {
+    // A larger G on all tasks is an alternative to the selection (it costs samples, not tasks).
+    const alternative =
+      recommendation && recommendation.groupSize > G
+        ? recommendation
+        : largerG && { tasks: "all", ...largerG };
+    if (alternative) {
       changes.push({
         kind: "larger-group",
-        text: `use --group-size ${recommendation.groupSize}: expected ${percent(recommendation.share)} of groups with signal${recommendation.tasks === "learnable" ? " on the learnable pool" : ""} (vs ${percent(overall.signalShare)} at G = ${G})`,
+        text: `${recommendation?.tasks === "learnable" && alternative !== recommendation ? "or " : ""}use --group-size ${alternative.groupSize}: expected ${percent(alternative.share)} of groups with signal${alternative.tasks === "learnable" ? " on the learnable pool" : " on all tasks"} (vs ${percent(overall.signalShare)} at G = ${G})`,
       });
     }
     if (alwaysSolved.length > 0) {

@@ -45,7 +45,7 @@ import { checkRewardHacking } from "./reward-hacking.ts";
 import { checkTokenExactness, type GatewayEpisode, skippedTokenExactness } from "./token-exactness.ts";
 import { CHECK_IDS, type CheckId, type DoctorCheck, type DoctorReport } from "./types.ts";
 import { verdictOf } from "./verdict.ts";
-import { checkVerifier, referenceSolution, type Verify } from "./verifier-check.ts";
+import { checkVerifier, goldForms, referenceSolution, type Verify } from "./verifier-check.ts";
 
 /** A user's agent module run through the recording gateway in front of `policySpec`. */
 export interface DoctorAgent {
@@ -234,7 +234,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   try {
     if (wanted.has("verifier")) {
       const since = performance.now();
-      record(await checkVerifier({ tasks, verify }), since);
+      record(await checkVerifier({ tasks, verify, forms: goldForms(options.verifier) }), since);
     }
     if (wanted.has("reward-hacking")) {
       const since = performance.now();

@@ -2,7 +2,9 @@
  * The `verifier` check: does each task's own verifier accept its gold answer, and reject answers
  * that carry no solution?
  *
- * - Gold: the answer and every alias must be accepted. A code task's gold is its reference
+ * - Gold: the answer and every alias must be accepted, in each form a model would write it
+ *   (`goldForms`: for the math verifier also inside `\boxed{}`, where a malformed `\frac{3}{`
+ *   cannot be read back; a bare gold always equals itself as a string). A code task's gold is its reference
  *   solution (`metadata.solutions` as APPS ships it, or `solution` / `canonical_solution` /
  *   `reference_solution`), run against the task's own tests; a code task without one is listed as
  *   unchecked, not broken. A task whose gold is rejected (a malformed `\frac{3}{`, a reference that
@@ -123,11 +125,19 @@ function listIds(ids: readonly string[], limit = 8): string {
   return ids.length > limit ? `${shown} and ${ids.length - limit} more` : shown;
 }
 
+/** The forms of a gold answer a verifier must accept: the bare answer, and boxed for `math`. */
+export function goldForms(verifier: string | undefined): (gold: string) => string[] {
+  return verifier === "math" ? (gold) => [gold, `\\boxed{${gold}}`] : (gold) => [gold];
+}
+
 export async function checkVerifier(options: {
   tasks: readonly Task[];
   verify: Verify;
+  /** The forms each gold is tried in (default: as it is). */
+  forms?: (gold: string) => string[];
 }): Promise<DoctorCheck> {
   const { tasks, verify } = options;
+  const forms = options.forms ?? ((gold: string) => [gold]);
   const broken: BrokenTask[] = [];
   const unchecked: string[] = [];
   const accepted: AcceptedDegenerate[] = [];
@@ -137,7 +147,11 @@ export async function checkVerifier(options: {
     const code = taskCodeTests(task) !== null;
     const reference = code ? referenceSolution(task) : null;
     if (code && reference === null) unchecked.push(task.id);
-    const golds = code ? (reference === null ? [] : [reference]) : [task.answer, ...(task.aliases ?? [])];
+    const golds = code
+      ? reference === null
+        ? []
+        : [reference]
+      : [task.answer, ...(task.aliases ?? [])].flatMap(forms);
     for (const gold of golds) {
       const verdict = await accepts(verify, task, gold);
       if (verdict.ok) continue;
