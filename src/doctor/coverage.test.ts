@@ -29,7 +29,7 @@ test("worked example: signal share, pass^k, learnable pool, and the selection th
   assert.equal(overall.allWrong, 0.333);
   assert.equal(overall.allRight, 0.333);
   assert.deepEqual(check.data?.learnable, ["l3", "c3"]);
-  const lookup = (check.data?.families as { family: string; passHat: { k: number; value: number }[] }[])[1];
+  const lookup = (check.data!.families as { family: string; passHat: { k: number; value: number }[] }[])[1];
   // pass^2 of lookup: (1 + 1 + C(2,2)/C(4,2) = 1/6) / 3 = 0.722.
   assert.equal(lookup.family, "lookup");
   assert.equal(lookup.passHat.find((p) => p.k === 2)?.value, 0.722);

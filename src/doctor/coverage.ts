@@ -199,6 +199,9 @@ export function checkCoverage(options: CoverageOptions): DoctorCheck {
     `${counts.length} tasks × ${G} samples: ${percent(overall.allWrong)} never solved, ${percent(overall.allRight)} always solved, ` +
     `so ${percent(overall.signalShare)} of GRPO groups of ${G} would have a non-zero advantage (target ${percent(target)})` +
     `${ok ? "" : ": below target"}; learnable pool ${learnable.length} tasks. Per family: ${familyText}.` +
+    (ok && neverSolved.length > 0
+      ? ` Note: ${neverSolved.join(", ")} ${neverSolved.length > 1 ? "are" : "is"} never solved in ${G} samples per task: RL from this policy will not learn ${neverSolved.length > 1 ? "them" : "it"} (SFT first).`
+      : "") +
     (recommendation && !ok
       ? ` Reaching the target: ${recommendation.tasks === "learnable" ? "the learnable pool" : "all tasks"} at G = ${recommendation.groupSize} (${percent(recommendation.share)}).`
       : !ok

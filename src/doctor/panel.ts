@@ -137,7 +137,7 @@ function decide(member: PanelMember, context: PolicyContext, budgets: EpisodeBud
 }
 
 function render(action: PanelAction, protocol: "text" | "chat", turn: number): PolicyStep {
-  const base = { tokenIds: [], logprobs: null } as const;
+  const base = { tokenIds: [] as number[], logprobs: null };
   if (protocol === "text") {
     const text =
       action.kind === "answer" ? renderAnswer(action.text) : renderToolCall(action.tool.name, action.payload);

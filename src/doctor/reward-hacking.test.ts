@@ -25,7 +25,7 @@ test("mt-grpo is farmed on chain tasks (per-call and format rewards); turn-credi
 
   const capped = await checkRewardHacking({ ...setup, reward: "turn-credit", expert: createExpertPolicy() });
   assert.equal(capped.ok, true, capped.detail);
-  for (const member of capped.data?.members as MemberScore[]) assert.ok(member.share < 0.5, member.member);
+  for (const member of capped.data!.members as MemberScore[]) assert.ok(member.share < 0.5, member.member);
 });
 
 test("an expert the reward does not pay more than an empty episode fails the check", async () => {

@@ -43,7 +43,7 @@ test("models/base-strong on lookup is ready", async () => {
   });
   assert.equal(report.ready, true, report.verdict.reasons.join("\n"));
   const coverage = report.checks.find((check) => check.id === "coverage")!;
-  assert.ok((coverage.data?.overall as { signalShare: number }).signalShare >= 0.3);
+  assert.ok((coverage.data!.overall as { signalShare: number }).signalShare >= 0.3);
   assert.deepEqual(report.verdict.changes, []);
 });
 
