@@ -196,7 +196,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const noise = options.noise ?? 0;
   const seed = options.seed ?? 1;
   const tasks = resolveEvalTasks(options.tasks);
-  const world = options.tasks.type === "world";
+  // World tasks (drawn here, or given, e.g. a verl job's) use the world's tools, check and expert.
+  const world =
+    options.tasks.type === "world" ||
+    (!options.verifier && !options.verify && tasks.every((task) => task.worldSeed !== undefined));
   const verify: Verify = options.verify ?? (options.verifier ? getVerifier(options.verifier) : checkAnswer);
   const chat = options.policy?.protocol === "chat" || options.policySpec.startsWith("openai:");
   const budgets: EpisodeBudgets = {
