@@ -8,7 +8,7 @@
  * or reproduce.
  *
  * It also reports what the tools did across both runs: calls, latency (mean and p95 per tool), the
- * rate of real failures (status other than ok, not injected) and, separately, of injected noise.
+ * rate of the tool's own failures (error, empty, timeout: any status but ok, not injected) and, separately, of injected noise.
  */
 import { DEFAULT_BUDGETS, type EpisodeBudgets, runEpisodes } from "../env/run-episodes.ts";
 import { evalEpisodeSeed } from "../eval/run-eval.ts";
@@ -129,7 +129,7 @@ export async function checkDeterminism(options: DeterminismOptions): Promise<Doc
       : stats
           .map(
             (entry) =>
-              `${entry.tool}: ${entry.calls} calls, ${entry.meanLatencyMs} ms mean (p95 ${entry.p95LatencyMs} ms), ${Math.round(entry.failureRate * 100)}% real failures, ${Math.round(entry.injectedRate * 100)}% injected noise`,
+              `${entry.tool}: ${entry.calls} calls, ${entry.meanLatencyMs} ms mean (p95 ${entry.p95LatencyMs} ms), ${Math.round(entry.failureRate * 100)}% failed on their own (error, empty or timeout), ${Math.round(entry.injectedRate * 100)}% injected noise`,
           )
           .join("; ");
   const ok = differing.length === 0;

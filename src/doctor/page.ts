@@ -127,7 +127,14 @@ function determinismBlocks(check: DoctorCheck): Block[] {
   return [
     {
       type: "table",
-      columns: ["tool", "calls", "mean latency (ms)", "p95 latency (ms)", "real failures", "injected noise"],
+      columns: [
+        "tool",
+        "calls",
+        "mean latency (ms)",
+        "p95 latency (ms)",
+        "failed on its own",
+        "injected noise",
+      ],
       rows: tools.map((tool) => [
         tool.tool,
         tool.calls,

@@ -73,3 +73,27 @@ test("degenerate answers: one digit or word changed, a spray holding the gold, r
   );
   assert.equal(referenceSolution(task), null);
 });
+
+test("a code task whose reference solution fails its own tests is broken; one without a reference is unchecked", async () => {
+  // A stand-in for the sandboxed code verifier (src/verify/code.ts, slow to start): it runs the
+  // fenced program's one test by reading what it prints for "3\n1 2 3" (the sum program prints 6).
+  const io = JSON.stringify({ inputs: ["3\n1 2 3\n"], outputs: ["6\n"] });
+  const tasks = await taskFile([
+    { problem_id: "sum", question: "Print the sum.", input_output: io, solutions: ["print(sum([1, 2, 3]))"] },
+    { problem_id: "wrong-reference", question: "Print the sum.", input_output: io, solutions: ["print(0)"] },
+    { problem_id: "no-reference", question: "Print the sum.", input_output: io },
+  ]);
+  const programs: string[] = [];
+  const verify = async (_task: Task, answer: string | null) => {
+    const program = /```python\n([\s\S]*?)\n```/.exec(answer ?? "")?.[1];
+    if (program === undefined) return false;
+    programs.push(program);
+    return program === "print(sum([1, 2, 3]))";
+  };
+  const check = await checkVerifier({ tasks, verify });
+  assert.deepEqual(programs, ["print(sum([1, 2, 3]))", "print(0)"], "each reference solution is run, fenced");
+  assert.equal(check.ok, false);
+  assert.deepEqual(check.data?.brokenIds, ["wrong-reference"]);
+  assert.deepEqual(check.data?.unchecked, ["no-reference"]);
+  assert.match(check.detail, /reference solution fails the task's own tests.*no reference solution/);
+});

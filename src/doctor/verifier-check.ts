@@ -212,13 +212,14 @@ export async function checkVerifier(options: {
     });
   }
   const ok = problems.length === 0;
-  const checked = tasks.length - unchecked.length;
-  const detail = ok
-    ? `${checked} of ${tasks.length} tasks checked: every gold answer (and alias) is accepted by its verifier, and empty, copied-question, one-change and spray answers are all rejected` +
-      (unchecked.length > 0
-        ? `; ${unchecked.length} code tasks ship no reference solution, so their gold was not checked (${listIds(unchecked, 4)})`
-        : "")
-    : `${problems.join("; ")}.`;
+  const uncheckedNote =
+    unchecked.length > 0
+      ? ` ${unchecked.length} code tasks ship no reference solution, so their gold was not checked (${listIds(unchecked, 4)}).`
+      : "";
+  const detail =
+    (ok
+      ? `${tasks.length - unchecked.length} of ${tasks.length} tasks checked: every gold answer (and alias) is accepted by its verifier, and empty, copied-question, one-change and spray answers are all rejected.`
+      : `${problems.join("; ")}.`) + uncheckedNote;
   return {
     id: "verifier",
     ok,
