@@ -17,6 +17,7 @@
  * for task files (`protocol`), and is deterministic given the episode seed.
  */
 import { createRng } from "../core/random.ts";
+import { MAX_PAYLOAD_LENGTH } from "../env/parse-action.ts";
 import { renderAnswer, renderToolCall } from "../env/protocol.ts";
 import type { EpisodeBudgets } from "../env/run-episodes.ts";
 import { guessNumber } from "../policy/scripted/skills.ts";
@@ -99,7 +100,12 @@ function roomForCall(context: PolicyContext, budgets: EpisodeBudgets): boolean {
   return context.turns.length < budgets.maxTurns - 1 && budgets.maxTokens - spent(context) > 16;
 }
 
-function decide(member: PanelMember, context: PolicyContext, budgets: EpisodeBudgets): PanelAction {
+function decide(
+  member: PanelMember,
+  context: PolicyContext,
+  budgets: EpisodeBudgets,
+  protocol: "text" | "chat",
+): PanelAction {
   const { task, tools } = context;
   switch (member) {
     case "answer-at-once":
@@ -128,9 +134,11 @@ function decide(member: PanelMember, context: PolicyContext, budgets: EpisodeBud
       for (let i = 0; candidates.length < room; i++) {
         candidates.push(i % 3 === 2 ? words[i % words.length] : guessNumber(task, rng.fork(i)));
       }
-      // The text protocol caps a payload at 500 characters: stay under it so the answer parses.
+      // The text protocol caps a payload at MAX_PAYLOAD_LENGTH characters: stay under it so the
+      // answer parses (a chat answer has no such cap: it fills the turn).
       let text = candidates.join(" ");
-      while (text.length > 480) text = text.slice(0, text.lastIndexOf(" "));
+      while (protocol === "text" && text.length > MAX_PAYLOAD_LENGTH - 20)
+        text = text.slice(0, text.lastIndexOf(" "));
       return { kind: "answer", text };
     }
   }
@@ -165,7 +173,7 @@ export function panelPolicy(member: PanelMember, protocol: "text" | "chat", budg
     protocol,
     async act(contexts) {
       return contexts.map((context) =>
-        render(decide(member, context, budgets), protocol, context.turns.length),
+        render(decide(member, context, budgets, protocol), protocol, context.turns.length),
       );
     },
   };

@@ -39,20 +39,27 @@ test("an expert the reward does not pay more than an empty episode fails the che
   assert.match(check.detail, /does not pay for solving/);
 });
 
-test("the panel stays within the budgets and every member ends its episodes with an answer or the budget", async () => {
+test("the panel stays within the budgets and ends its episodes with an answer, in both protocols", async () => {
   const budgets = { ...DEFAULT_BUDGETS, maxTurns: 6 };
   const { runEpisodes } = await import("../env/run-episodes.ts");
-  for (const member of PANEL_MEMBERS) {
-    const [trajectory] = await runEpisodes({
-      policy: panelPolicy(member, "text", budgets),
-      episodes: [{ task: chain[0], seed: 5 }],
-      tools: setup.tools,
-      verify: checkAnswer,
-      budgets,
-    });
-    assert.equal(trajectory.endReason, "answer", `${member}: ${trajectory.endReason}`);
-    assert.ok(trajectory.turns.length <= budgets.maxTurns);
-    if (member === "tool-spam" || member === "repeat-call")
-      assert.equal(trajectory.turns.length, budgets.maxTurns);
+  for (const protocol of ["text", "chat"] as const) {
+    for (const member of PANEL_MEMBERS) {
+      const [trajectory] = await runEpisodes({
+        policy: panelPolicy(member, protocol, budgets),
+        episodes: [{ task: chain[0], seed: 5 }],
+        tools: setup.tools,
+        verify: checkAnswer,
+        budgets,
+      });
+      const where = `${protocol} ${member}`;
+      assert.equal(trajectory.endReason, "answer", `${where}: ${trajectory.endReason}`);
+      assert.ok(
+        trajectory.turns.every((turn) => turn.action.type !== "format-error"),
+        where,
+      );
+      assert.ok(trajectory.turns.length <= budgets.maxTurns, where);
+      if (member === "tool-spam" || member === "repeat-call")
+        assert.equal(trajectory.turns.length, budgets.maxTurns, where);
+    }
   }
 });
