@@ -132,7 +132,7 @@ export function register(program: Command): void {
   program
     .command("doctor")
     .description(
-      "pre-flight before RL: verifier, reward hacking, coverage at group size G, determinism, token exactness, and a verdict",
+      "pre-flight before RL: verifier, reward hacking, coverage at group size G, determinism, token exactness, and a verdict (exit status 1 when not ready)",
     )
     .option(
       "--policy <policy>",
