@@ -11,11 +11,15 @@
  * world `--world-seed` that `agentrl mcp serve --seed` serves, split train/val. A task file needs
  * `--verifier`; its validation tasks are `--val-tasks <file>` or a seeded `--val-fraction` of it.
  *
+ * Before writing, `init` runs agentrl doctor's cheap checks (verifier, reward hacking) on the training
+ * tasks and refuses a job that fails them, unless `--no-doctor` (src/doctor/preflight.ts).
+ *
  * `import` turns each `<step>.jsonl` of a dump folder into an eval run (src/verl/import.ts).
  */
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { hashString, mixSeeds } from "../../core/random.ts";
+import { preflightJob } from "../../doctor/preflight.ts";
 import { cachedWorld, rolloutTasks } from "../../env/task-set.ts";
 import { readRows, readTaskFile, taskFileFormat } from "../../tasks/index.ts";
 import { toolSpec } from "../../tools/index.ts";
@@ -53,6 +57,7 @@ interface InitFlags {
   gpus: number;
   nodes: number;
   json?: boolean;
+  doctor: boolean;
 }
 
 /** Tasks of a file: a job's parquet (`extra_info.agentrl.task`) or any task file. */
@@ -147,6 +152,7 @@ export function register(program: Command): void {
     .option("--gpus <n>", "GPUs per node", int("--gpus"), 8)
     .option("--nodes <n>", "nodes", int("--nodes"), 1)
     .option("--json", "print the summary as JSON")
+    .option("--no-doctor", "skip agentrl doctor's verifier and reward-hacking checks before writing the job")
     .action(async (flags: InitFlags) => {
       const verlVersion = parseChoice<VerlVersion>("--verl-version", flags.verlVersion, VERL_VERSIONS);
       const mode = parseChoice<VerlMode>("--mode", flags.mode, VERL_MODES);
@@ -181,6 +187,8 @@ export function register(program: Command): void {
           ({ train, val } = splitTasks(tasks, flags.valFraction, flags.seed));
         }
       }
+      if (flags.doctor)
+        await preflightJob({ tasks: train, verifier, code: flags.code, python: flags.python });
       const tools =
         mode === "tool"
           ? servedTools({ seed: flags.worldSeed, code: flags.code, python: flags.python }).map(toolSpec)
