@@ -3,7 +3,7 @@
  * samples per task of the user's policy (counts of src/eval/task-counts.ts, infra failures left
  * out), per family and overall:
  *
- * - pass@1, pass@G (unbiased, src/eval/passk.ts) and pass^k = C(c,k)/C(n,k) (src/eval/pass-hat-k.ts);
+ * - pass@1, pass@G (unbiased, src/eval/passk.ts) and pass^k = C(c,k)/C(n,k) (src/eval/passk.ts);
  * - the share of tasks with no learning signal at G (all G wrong or all G right: zero advantage);
  * - the expected share of GRPO groups with a non-zero advantage, the mean over tasks of the chance
  *   that G samples are mixed (with n = G, one minus the no-signal share);
@@ -19,8 +19,8 @@
  * solves stays at 0 for every G (no group size makes RL sample what the base cannot).
  */
 
-import { groupSignal, groupSignalAtRate, passHatK } from "../eval/pass-hat-k.ts";
-import { kGrid, meanPassAtK } from "../eval/passk.ts";
+import { groupSignal, groupSignalAtRate } from "../eval/group-signal.ts";
+import { kGrid, meanPassAtK, passHatK } from "../eval/passk.ts";
 import type { TaskCount } from "../eval/task-counts.ts";
 import type { Change, DoctorCheck } from "./types.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { groupSignal, groupSignalAtRate, passHatK } from "./pass-hat-k.ts";
+import { groupSignal, groupSignalAtRate } from "./group-signal.ts";
+import { passHatK } from "./passk.ts";
 
 test("pass^k is C(c,k)/C(n,k): the chance a random k-subset is all correct", () => {
   // n = 4, c = 2: C(2,2)/C(4,2) = 1/6; k = 1 is the pass rate; c < k gives 0.
