@@ -136,6 +136,7 @@ async function throughRequests(
       const index = next++;
       const response = await fetch(`${url}/v1/episodes`, {
         method: "POST",
+        headers: { "content-type": "application/json" },
         body: JSON.stringify(bodies[index]),
       });
       if (!response.ok) throw new Error(`agent-server answered ${response.status}: ${await response.text()}`);
