@@ -30,10 +30,11 @@ export class LruCache<K, V> {
     return value;
   }
 
+  /** Adds an entry as the most recently used; older ones are evicted to make room, never it. */
   set(key: K, value: V): void {
     this.#entries.delete(key);
     this.#entries.set(key, value);
-    this.#evict();
+    this.#evict(key);
   }
 
   /** Removes an entry without `onEvict` (a value that failed has nothing to close). */
@@ -61,10 +62,10 @@ export class LruCache<K, V> {
     return values;
   }
 
-  #evict(): void {
+  #evict(keep?: K): void {
     for (const [key, value] of this.#entries) {
       if (this.#entries.size <= this.capacity) return;
-      if (this.#pins.has(key)) continue;
+      if (this.#pins.has(key) || key === keep) continue;
       this.#entries.delete(key);
       this.#onEvict?.(value, key);
     }

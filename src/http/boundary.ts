@@ -22,10 +22,14 @@ export function isLoopback(host: string): boolean {
   return LOOPBACK_NAMES.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }
 
-/** The host name of a `Host` header (`[::1]:8080` → `::1`, `Localhost:80` → `localhost`). */
+/**
+ * The host name of a `Host` header or a bind address (`[::1]:8080` → `::1`, `Localhost:80` →
+ * `localhost`, `::1` → `::1`: a bare IPv6 address has no port, Host headers bracket theirs).
+ */
 export function hostName(header: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header);
   if (bracketed) return bracketed[1].toLowerCase();
+  if ((header.match(/:/g) ?? []).length > 1) return header.toLowerCase();
   return header.replace(/:\d+$/, "").toLowerCase();
 }
 
