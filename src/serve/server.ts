@@ -132,7 +132,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
   const stats = { requests: 0, actCalls: 0 };
 
   // ---- the policy, loaded once: a bad checkpoint or a chat policy fails at startup ----
-  const policy = await options.loadPolicy(defaults);
+  const policy = await options.loadPolicy({ temperature: defaults.temperature, topP: defaults.topP });
   if (policy.protocol !== "text") {
     await policy.close?.();
     throw new Error(
