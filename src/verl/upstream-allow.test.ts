@@ -19,6 +19,10 @@ test("a base URL is allowed on the prefix's origin, at or below its path; lookal
     "not a url",
   ])
     assert.ok(!allow.allows(url), url);
+  const anyPort = new UpstreamAllowlist(["http://10.0.0.5:*"]);
+  assert.ok(anyPort.allows("http://10.0.0.5:41234/v1") && anyPort.allows("http://10.0.0.5/v1"));
+  assert.ok(!anyPort.allows("http://10.0.0.6:41234/v1") && !anyPort.allows("https://10.0.0.5:41234/v1"));
+  assert.ok(!anyPort.allows("http://10.0.0.5.evil.example:41234/v1"));
   assert.match(allow.refusal("http://x/v1"), /"http:\/\/x\/v1" is not allowed.*http:\/\/gpu-1:8000\/v1/);
   assert.match(new UpstreamAllowlist([]).refusal("http://x/v1"), /none given/);
   assert.throws(
