@@ -1,14 +1,16 @@
 /**
  * Soak: bounded loopback load on `agentrl serve` (the embedded models/base-strong checkpoint) and on
  * `agentrl gateway` in front of it, each in its own child process (its memory alone is measured).
- * `CLIENTS` concurrent clients send requests back to back for `AGENTRL_SOAK_SECONDS` (default 10)
- * per server: three in four are good (chat completions at a few sampling settings; through the
+ * `CLIENTS` concurrent clients send requests back to back to each server, for a warm-up of
+ * `AGENTRL_SOAK_WARMUP_SECONDS` (default 10: serve's memory settles after ~12 s of load, as the
+ * decode session and ONNX Runtime size their buffers) and then `AGENTRL_SOAK_SECONDS` measured
+ * (default 10). Three requests in four are good (chat completions at a few sampling settings; through the
  * gateway, episodes of three calls then `/end`), one in four hostile (a rebinding Host, a
  * cross-site text/plain POST, a body over the size limit, malformed JSON).
  *
  * Reported per server: p50/p99 latency of the good requests, their error rate, 5xx answers of any
- * request (goal 0), hostile requests answered 2xx (goal 0), and the server's resident memory after
- * warm-up (the first quarter of the run) and at the end, with their ratio (goal within 1.1).
+ * request (goal 0), hostile requests answered 2xx (goal 0), and the server's resident memory at the
+ * end of the warm-up and at the end, with their ratio (goal within 1.1); all over the measured part.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -106,13 +108,14 @@ function percentile(sorted: readonly number[], p: number): number | null {
 }
 
 /**
- * `CLIENTS` clients for `seconds`: each sends `good(client, n)` three times in four and a hostile
- * request otherwise. The server's memory is read once the first quarter is over, and at the end.
+ * `CLIENTS` clients for `warmUpSeconds + seconds`: each sends `good(client, n)` three times in four
+ * and a hostile request otherwise. Only the last `seconds` are counted; the server's memory is read
+ * when they start and at the end.
  */
 async function soak(
   name: string,
   pid: number | undefined,
-  seconds: number,
+  timing: { warmUpSeconds: number; seconds: number },
   good: (client: number, n: number) => { url: string; body: string },
 ): Promise<Record<string, number | null>> {
   const latencies: number[] = [];
@@ -121,25 +124,25 @@ async function soak(
   let serverErrors = 0;
   let hostileCount = 0;
   let hostileAccepted = 0;
-  const started = performance.now();
-  const end = started + seconds * 1000;
+  const measured = performance.now() + timing.warmUpSeconds * 1000;
+  const end = measured + timing.seconds * 1000;
   let rssStart: number | null = null;
-  const warmUp = setTimeout(
-    () => {
-      rssStart = rssMb(pid);
-    },
-    (seconds * 1000) / 4,
-  );
+  const warmUp = setTimeout(() => {
+    rssStart = rssMb(pid);
+  }, timing.warmUpSeconds * 1000);
   const client = async (index: number) => {
     for (let n = 0; performance.now() < end; n++) {
       const request = good(index, n);
+      const counted = performance.now() >= measured;
       if (n % 4 === 3) {
         const answer = await hostile(request.url, request.body, index + n);
+        if (!counted) continue;
         hostileCount++;
         if (answer.status >= 200 && answer.status < 300) hostileAccepted++;
         if (answer.status >= 500) serverErrors++;
       } else {
         const answer = await send(request.url, JSON_TYPE, request.body);
+        if (!counted) continue;
         goodCount++;
         latencies.push(answer.ms);
         if (answer.status !== 200) goodFailed++;
@@ -167,7 +170,10 @@ async function soak(
 
 export async function benchSoak(): Promise<Record<string, number | null>> {
   const seconds = Number(process.env.AGENTRL_SOAK_SECONDS ?? 10);
-  if (!(seconds > 0)) throw new Error(`AGENTRL_SOAK_SECONDS must be a positive number of seconds`);
+  const warmUpSeconds = Number(process.env.AGENTRL_SOAK_WARMUP_SECONDS ?? 10);
+  if (!(seconds > 0)) throw new Error("AGENTRL_SOAK_SECONDS must be a positive number of seconds");
+  if (!(warmUpSeconds >= 0)) throw new Error("AGENTRL_SOAK_WARMUP_SECONDS must be a number of seconds >= 0");
+  const timing = { warmUpSeconds, seconds };
   const questions = rolloutTasks({ split: "test", count: 64, seed: 7 }).map((task) => task.question);
   const chat = (n: number, client: number) =>
     JSON.stringify({
@@ -186,7 +192,7 @@ export async function benchSoak(): Promise<Record<string, number | null>> {
   try {
     Object.assign(
       figures,
-      await soak("serve", serve.child.pid, seconds, (client, n) => ({
+      await soak("serve", serve.child.pid, timing, (client, n) => ({
         url: `${serve.url}/chat/completions`,
         body: chat(n, client),
       })),
@@ -198,7 +204,7 @@ export async function benchSoak(): Promise<Record<string, number | null>> {
     try {
       Object.assign(
         figures,
-        await soak("gateway", gateway.child.pid, seconds, (client, n) => {
+        await soak("gateway", gateway.child.pid, timing, (client, n) => {
           // Episodes of three calls, each ended with /end (the fourth request of a round is hostile).
           const episode = `soak-${client}-${Math.floor(n / 4)}`;
           return n % 4 === 2
