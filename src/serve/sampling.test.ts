@@ -44,3 +44,32 @@ test("one policy whatever the sampling settings: temperature and top_p travel wi
     await server.close();
   }
 });
+
+test("requestSampling false: the policy samples with its own settings whatever a request asks", async () => {
+  const seen: PolicyContext[] = [];
+  const server = await startChatServer({
+    loadPolicy: () =>
+      createMockPolicy((context) => {
+        seen.push(context);
+        return "ok";
+      }),
+    requestSampling: false,
+    model: "m",
+    port: 0,
+    log: () => {},
+  });
+  try {
+    const response = await fetch(`${server.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], temperature: 0.3 }),
+    });
+    assert.equal(response.status, 200);
+    assert.deepEqual(
+      seen.map((context) => context.sampling),
+      [undefined],
+    );
+  } finally {
+    await server.close();
+  }
+});

@@ -70,6 +70,11 @@ export interface ChatServerOptions {
   allowRemote?: boolean;
   /** Host names answered besides loopback and the bound address (`--allow-host`). */
   allowHosts?: readonly string[];
+  /**
+   * Apply each request's temperature/top_p (default true). False: the policy samples with its own
+   * settings whatever a request asks (RL's live policy, whose samples must match what it scores).
+   */
+  requestSampling?: boolean;
   /** Values for requests that omit them (temperature 1, top_p 1, max_tokens 32). */
   defaults?: Partial<SamplingSettings & { maxTokens: number }>;
   /** Largest request body (default 1 MiB). */
@@ -184,7 +189,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       seeds: Array.from({ length: n }, (_, i) => (i === 0 ? seed : mixSeeds(seed, i))),
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? defaults.maxTokens,
       episodeIdPrefix: id,
-    }).map((context) => ({ ...context, sampling }));
+    }).map((context) => (options.requestSampling === false ? context : { ...context, sampling }));
     let steps: PolicyStep[];
     try {
       steps = await batcher.act(contexts);
