@@ -55,6 +55,11 @@ test("an episode idle past its TTL is ended as failed and recorded; a late call 
     const [expired] = ended;
     assert.equal(expired.trajectory.endReason, "policy-error");
     assert.equal(expired.trajectory.turns.length, 1, "its call was kept");
+    assert.deepEqual(
+      { class: expired.trajectory.failure?.class, code: expired.trajectory.failure?.code },
+      { class: "agent", code: "episode-expired" },
+      "its agent never ended it: an agent failure, not the policy's",
+    );
     assert.match(
       String(expired.trajectory.info?.error),
       /episode expired: no call, reward or \/end for 0\.1 s/,

@@ -33,6 +33,7 @@ import { checkBind, HostPolicy } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { RequestError } from "../http/request-error.ts";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
+import type { Failure } from "../types/failure.ts";
 import { parseCompletion } from "./completion.ts";
 import {
   callBytes,
@@ -83,6 +84,8 @@ export interface GatewayOptions {
 export interface FinishOptions {
   finalAnswer: string | null;
   error?: string;
+  /** The failure's class, when it is known (an expired episode: its agent never ended it). */
+  failure?: Failure;
 }
 
 export interface Gateway {
@@ -132,6 +135,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...(error ? { error } : {}),
       reward: episode.reward,
     });
+    if (finishOptions.failure) built.trajectory.failure = finishOptions.failure;
     stats.prefixBreaks += built.prefixBreaks;
     stats.episodes++;
     options.onEpisode?.(built);
@@ -392,11 +396,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Episodes left without `/end` are ended (and recorded) once idle past their TTL.
   const sweep = setInterval(
     () => {
-      for (const episode of registry.expired(Date.now(), limits.ttlMs))
+      for (const episode of registry.expired(Date.now(), limits.ttlMs)) {
+        const message = `episode expired: no call, reward or /end for ${limits.ttlMs / 1000} s (episodeTtlMs, --episode-ttl)`;
         finish(episode.id, {
           finalAnswer: null,
-          error: `episode expired: no call, reward or /end for ${limits.ttlMs / 1000} s (episodeTtlMs, --episode-ttl)`,
+          error: message,
+          failure: { class: "agent", code: "episode-expired", message },
         });
+      }
     },
     Math.max(10, Math.min(limits.ttlMs / 4, 60_000)),
   );
