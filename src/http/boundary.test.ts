@@ -40,7 +40,7 @@ test("the token rule of a bind: loopback free, another address needs a token or 
   assert.equal(checkBind("x", "::1", {}), null);
   assert.throws(
     () => checkBind("agentrl x", "0.0.0.0", {}),
-    /^Error: agentrl x: refusing to listen on 0\.0\.0\.0 without a token: .* \(--token\) or allow it explicitly \(--insecure\)$/,
+    /^Error: refusing to listen on 0\.0\.0\.0 without a token: .* \(--token\) or allow it explicitly \(--insecure\)$/,
   );
   assert.match(checkBind("x", "0.0.0.0", { token: "t" }) ?? "", /plain HTTP/);
   assert.match(checkBind("x", "0.0.0.0", { insecure: true }) ?? "", /WITHOUT authentication/);

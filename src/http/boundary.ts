@@ -89,13 +89,14 @@ function originHost(origin: string): string {
 
 /**
  * The token rule of a bind: on a non-loopback address a token is required unless `insecure`.
- * Throws the refusal; returns the warning to print (plain HTTP, or no authentication), or null.
+ * Throws the refusal (the same words for every server); returns the warning to print (plain HTTP,
+ * or no authentication; `label` names the server), or null.
  */
 export function checkBind(label: string, host: string, access: { token?: string; insecure?: boolean }) {
   if (isLoopback(hostName(host))) return null;
   if (!access.token && !access.insecure)
     throw new Error(
-      `${label}: refusing to listen on ${host} without a token: anyone who can reach it could use it; ` +
+      `refusing to listen on ${host} without a token: anyone who can reach it could use it; ` +
         "give a token (--token) or allow it explicitly (--insecure)",
     );
   return access.token
