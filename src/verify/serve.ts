@@ -12,9 +12,9 @@
  *
  * The door checks of src/http/boundary.ts (Host, Origin, application/json, timeouts); binds
  * 127.0.0.1 unless told otherwise, and another address only with a token (or `allowRemote`); with a
- * token every request needs `Authorization: Bearer <token>`. Bad requests answer 400 naming the field and the valid values.
- * The answer is untrusted model text: the verifiers parse it with bounded parsers, and `code` runs
- * it in the Python sandbox only.
+ * token every request needs `Authorization: Bearer <token>`. Bad requests answer 400 naming the
+ * field and the valid values. The answer is untrusted model text: the verifiers parse it with
+ * bounded parsers, and `code` runs it in the Python sandbox only.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -10,8 +10,9 @@
  * upstream forces the request's temperature/top_p/top_k on every call (a user's agent cannot pick
  * its own). At most `maxGateways` idle gateways are kept (least recently used closed first).
  * A request may name its rollout server only within `upstreamAllow` (upstream-allow.ts; default:
- * only `--upstream`'s): the agent-server would otherwise make requests wherever a client asks. At most `concurrency` episodes run at once, at most `maxQueue` wait (more get 503);
- * each runs under `episodeTimeoutMs`. An episode's own failure (upstream error, timeout, malformed
+ * only `--upstream`'s): the agent-server would otherwise make requests wherever a client asks.
+ * At most `concurrency` episodes run at once, at most `maxQueue` wait (more get 503); each runs
+ * under `episodeTimeoutMs`. An episode's own failure (upstream error, timeout, malformed
  * tool calls) is answered 200 as a failed episode with reward 0; only a malformed request is a 400.
  *
  * Safety: the door checks of src/http/boundary.ts (Host, Origin, application/json, timeouts);
