@@ -398,11 +398,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     () => {
       for (const episode of registry.expired(Date.now(), limits.ttlMs)) {
         const message = `episode expired: no call, reward or /end for ${limits.ttlMs / 1000} s (episodeTtlMs, --episode-ttl)`;
-        finish(episode.id, {
-          finalAnswer: null,
-          error: message,
-          failure: { class: "agent", code: "episode-expired", message },
-        });
+        try {
+          finish(episode.id, {
+            finalAnswer: null,
+            error: message,
+            failure: { class: "agent", code: "episode-expired", message },
+          });
+        } catch (error) {
+          // A timer has no caller to throw to: said, not swallowed.
+          log(`agentrl gateway: ending expired episode ${episode.id} failed: ${(error as Error).message}`);
+        }
       }
     },
     Math.max(10, Math.min(limits.ttlMs / 4, 60_000)),
