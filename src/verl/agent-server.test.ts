@@ -148,9 +148,15 @@ async function fixture() {
   const root = mkdtempSync(join(tmpdir(), "agentrl-agent-server-"));
   const { store, run } = createRunDirectory({ kind: "rollout", root, id: "verl", config: {} });
   const token = "agent-server-test-token";
+  // A port nothing listens on: the rollout server that is down (allowed, like the proxy).
+  const dead = createServer();
+  await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
+  const deadPort = (dead.address() as AddressInfo).port;
+  await new Promise((done) => dead.close(done));
   const server = await startAgentServer({
     port: 0,
     token,
+    upstreamAllow: [`http://${proxy.address}/v1`, `http://127.0.0.1:${deadPort}/v1`],
     // Short episodes keep the test quick; the checks do not depend on the length.
     budgets: { maxTurns: 4 },
     onEpisode: ({ trajectory }) => store.addTrajectory(run.id, trajectory, { key: trajectory.id }),
@@ -158,6 +164,7 @@ async function fixture() {
   });
   return {
     proxy,
+    deadPort,
     server,
     store,
     run,
@@ -326,10 +333,7 @@ test("the response is cut to response_length as verl cuts it, spans clipped; a p
 });
 
 test("a rollout server that is down: the loop still returns a sample (prompt from raw_prompt, empty response, reward 0)", async () => {
-  const dead = createServer();
-  await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
-  const deadPort = (dead.address() as AddressInfo).port;
-  await new Promise((done) => dead.close(done));
+  const { deadPort } = f;
   const tasks = rolloutTasks({ split: "test", count: 2, seed: 4 });
   const { outputs } = await runPython({
     loop_config: {
@@ -377,6 +381,7 @@ test("--agent: a user's agent through the agent-server gets exact ids and the ve
   const server = await startAgentServer({
     port: 0,
     agent: openaiAgent as unknown as AgentFunction,
+    upstreamAllow: [`http://${f.proxy.address}/v1`],
     log: () => {},
   });
   try {
@@ -386,6 +391,7 @@ test("--agent: a user's agent through the agent-server gets exact ids and the ve
       tasks.map(async (task) => {
         const response = await fetch(`${server.url}/v1/episodes`, {
           method: "POST",
+          headers: { "content-type": "application/json" },
           body: JSON.stringify({
             task,
             upstream: { base_url: `http://${f.proxy.address}/v1` },
@@ -432,6 +438,7 @@ test("an upstream that never answers: the episode times out as a failed episode;
     concurrency: 1,
     maxQueue: 0,
     episodeTimeoutMs: 400,
+    upstreamAllow: [base_url],
     log: () => {},
   });
   try {
@@ -439,6 +446,7 @@ test("an upstream that never answers: the episode times out as a failed episode;
     const post = () =>
       fetch(`${server.url}/v1/episodes`, {
         method: "POST",
+        headers: { "content-type": "application/json" },
         body: JSON.stringify({ task, upstream: { base_url, model: "m" } }),
       });
     const first = post();
@@ -457,11 +465,17 @@ test("an upstream that never answers: the episode times out as a failed episode;
 });
 
 test("failures are data, bad requests are 400 naming the field, the token is required", async () => {
-  const server = await startAgentServer({ port: 0, token: "secret", log: () => {} });
   const dead = createServer();
   await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
   const deadPort = (dead.address() as AddressInfo).port;
   await new Promise((done) => dead.close(done));
+  const scripted = await resolveUpstream("expert");
+  const server = await startAgentServer({
+    port: 0,
+    token: "secret",
+    upstreamAllow: [`http://127.0.0.1:${deadPort}/v1`, "http://x/v1", scripted.baseURL],
+    log: () => {},
+  });
   try {
     const [task] = rolloutTasks({ split: "test", count: 1, seed: 1 });
     const post = (body: unknown, token = "secret") =>
@@ -506,19 +520,15 @@ test("failures are data, bad requests are 400 naming the field, the token is req
     assert.equal(fileTask.status, 400);
     assert.match((await fileTask.json()).error.message, /--verifier/);
     // A rollout server without token ids (a scripted policy): said, never papered over with made-up ids.
-    const scripted = await resolveUpstream("expert");
-    try {
-      const plain = await (await post({ task, upstream: { base_url: scripted.baseURL } })).json();
-      assert.equal(plain.end_reason, "answer");
-      assert.deepEqual(plain.response_ids, []);
-      assert.match(plain.error, /returned no token ids/);
-    } finally {
-      await scripted.close?.();
-    }
+    const plain = await (await post({ task, upstream: { base_url: scripted.baseURL } })).json();
+    assert.equal(plain.end_reason, "answer");
+    assert.deepEqual(plain.response_ids, []);
+    assert.match(plain.error, /returned no token ids/);
     const health = await (await fetch(`${server.url}/health`)).json();
     assert.equal(health.episodes, 3);
     assert.equal(health.failed, 2);
   } finally {
     await server.close();
+    await scripted.close?.();
   }
 });

@@ -386,7 +386,13 @@ function servicesScript(options: VerlInitOptions, urls: Urls): string {
   ];
   if (options.mode === "agent") {
     lines.push(
-      `$AGENTRL agent-server --port ${port(urls.agentServer)} ${(options.agentServerArgs ?? []).map(shellQuote).join(" ")} &`,
+      "# The rollout servers the agent-server may call (--upstream-allow): any port of this node by",
+      "# default; set AGENTRL_ROLLOUT_ALLOW to the space-separated list of every node's for a multi-node job.",
+      "NODE_IP=\"$(hostname -i 2>/dev/null | awk '{print $1}')\"",
+      'ROLLOUT_ALLOW="${AGENTRL_ROLLOUT_ALLOW:-http://127.0.0.1:*${NODE_IP:+ http://$NODE_IP:*}}"',
+      'read -ra URLS <<< "$ROLLOUT_ALLOW"',
+      'ALLOW=(); for url in "${URLS[@]}"; do ALLOW+=(--upstream-allow "$url"); done',
+      `$AGENTRL agent-server --port ${port(urls.agentServer)} "\${ALLOW[@]}" ${(options.agentServerArgs ?? []).map(shellQuote).join(" ")} &`,
       'echo "agent-server: pid $!"',
     );
   } else {

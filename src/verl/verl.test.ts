@@ -362,7 +362,7 @@ test("verl init CLI: a task file needs --verifier; bad choices name the valid on
   assert.ok(summary.val >= 1);
   assert.match(
     readFileSync(join(root, "c3", "start_agentrl.sh"), "utf8"),
-    /agent-server --port 8300 --verifier em /,
+    /agent-server --port 8300 "\$\{ALLOW\[@\]\}" --verifier em /,
   );
 });
 

@@ -63,9 +63,16 @@ export function addToolNoiseOptions(command: Command): Command {
     );
 }
 
+/** Commander collector of a repeatable option. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
 /**
- * `--host`, `--port`, `--token` and `--insecure` of a command that serves HTTP: loopback by default,
- * and another address only with a token (or `--insecure`); the token defaults to `tokenEnv`.
+ * `--host`, `--port`, `--token`, `--insecure` and `--allow-host` of a command that serves HTTP
+ * (src/http/boundary.ts): loopback by default, another address only with a token (or `--insecure`);
+ * the token defaults to `tokenEnv`; requests must name a loopback host, the bound address or an
+ * `--allow-host` one.
  */
 export function addServerOptions(
   command: Command,
@@ -79,19 +86,30 @@ export function addServerOptions(
     )
     .option("--port <port>", "port (0 picks a free one)", String(defaults.port))
     .option("--token <token>", `require Authorization: Bearer <token> (default: $${defaults.tokenEnv})`)
-    .option("--insecure", "allow binding a non-loopback address without a token");
+    .option("--insecure", "allow binding a non-loopback address without a token")
+    .option(
+      "--allow-host <host>",
+      "also answer requests whose Host (and Origin) names this host (repeatable; default: loopback names and the bound address)",
+      collect,
+    );
 }
 
 /** The listening options `addServerOptions` added, validated, with the token from `tokenEnv` when not given. */
 export function serverOptions(
-  options: { host: string; port: string; token?: string; insecure?: boolean },
+  options: { host: string; port: string | number; token?: string; insecure?: boolean; allowHost?: string[] },
   tokenEnv: string,
-): { host: string; port: number; token?: string; allowRemote: boolean } {
+): { host: string; port: number; token?: string; allowRemote: boolean; allowHosts: string[] } {
   const token = options.token ?? process.env[tokenEnv] ?? undefined;
+  const allowHosts = options.allowHost ?? [];
+  for (const host of allowHosts) {
+    if (!/^[A-Za-z0-9.:[\]-]+$/.test(host))
+      throw new Error(`--allow-host must be a host name or address (no scheme or path), got "${host}"`);
+  }
   return {
     host: options.host,
     port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
     ...(token ? { token } : {}),
     allowRemote: Boolean(options.insecure),
+    allowHosts,
   };
 }

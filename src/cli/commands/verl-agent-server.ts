@@ -24,7 +24,7 @@ import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type Task, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
 import { startAgentServer } from "../../verl/agent-server.ts";
-import { addServerOptions, parseChoice, parseNumber, serverOptions } from "./options.ts";
+import { addServerOptions, collect, parseChoice, parseNumber, serverOptions } from "./options.ts";
 
 function rewardOf(raw: string): RewardSpec | string {
   if (raw in REWARD_PRESETS) return raw;
@@ -55,6 +55,12 @@ export function register(program: Command): void {
       "--upstream <policy>",
       "rollout server for requests that name none: checkpoint directory, scripted policy, or openai:<base-url>#<model>",
     )
+    .option(
+      "--upstream-allow <url-prefix>",
+      "rollout servers requests may name in upstream.base_url: this URL and below it (repeatable; default: only --upstream)",
+      collect,
+    )
+    .option("--max-gateways <n>", "idle per-(rollout server, sampling) recording gateways kept open", "16")
     .option(
       "--tasks <file|count>",
       "tasks requests may name by task_id: a task file (.jsonl, .json, .parquet; needs --verifier) or a number of world tasks",
@@ -180,6 +186,8 @@ export function register(program: Command): void {
       let lastReport = Date.now();
       const server = await startAgentServer({
         ...listen,
+        upstreamAllow: options.upstreamAllow ?? [],
+        maxGateways: parseNumber("--max-gateways", options.maxGateways, { integer: true, min: 1 }),
         tasks,
         ...(verifier ? { verifier } : {}),
         ...(fileTools ? { fileTools: fileTools.tools } : {}),
