@@ -126,7 +126,7 @@ export function register(program: Command): void {
     )
     .option("--code", "also give the episodes the sandboxed JavaScript code tool")
     .option("--python", "also give the episodes the sandboxed Python tool")
-    .option("--group-size <n>", "GRPO group size, rollout.n (the seed: 8-16)", int("--group-size", 2), 8)
+    .option("--group-size <n>", "GRPO group size, rollout.n (the article: 8-16)", int("--group-size", 2), 8)
     .option("--val-n <n>", "validation samples per task, val_kwargs.n", int("--val-n"), 16)
     .option("--batch-size <n>", "prompts per step, data.train_batch_size", int("--batch-size"), 64)
     .option("--max-turns <n>", "assistant turns per episode", int("--max-turns"), 8)
