@@ -9,8 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { BENCH_RECORD, type BenchRecord } from "../src/docs/bench-table.ts";
-import { writeBlock } from "../src/docs/generated-block.ts";
-import { type GeneratedKind, generatedTexts } from "../src/docs/pages.ts";
+import { expectedPage, type GeneratedKind, generatedTexts } from "../src/docs/pages.ts";
 
 const KINDS: readonly GeneratedKind[] = ["cli", "results", "bench"];
 const { values, positionals } = parseArgs({
@@ -35,8 +34,7 @@ if (values.record) {
   console.log(`docs: wrote ${BENCH_RECORD}`);
 }
 const kinds = positionals.length > 0 ? (positionals as GeneratedKind[]) : KINDS;
-for (const { page, block, content } of generatedTexts(".", kinds)) {
-  const next = block === null ? content : writeBlock(readFileSync(page, "utf8"), block, content, page);
-  writeFileSync(page, block === null ? `${next.trimEnd()}\n` : next);
-  console.log(`docs: ${page}${block ? ` (${block})` : ""}`);
+for (const generated of generatedTexts(".", kinds)) {
+  writeFileSync(generated.page, expectedPage(".", generated));
+  console.log(`docs: ${generated.page}${generated.block ? ` (${generated.block})` : ""}`);
 }

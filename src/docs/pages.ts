@@ -8,6 +8,8 @@ import { join } from "node:path";
 import type { RecipeReport } from "../recipe/report.ts";
 import { BENCH_RECORD, type BenchRecord, benchTable } from "./bench-table.ts";
 import { cliReference } from "./cli-reference.ts";
+import { formatMarkdown } from "./format.ts";
+import { writeBlock } from "./generated-block.ts";
 import { RESULTS_REPORT, resultsTable } from "./results-table.ts";
 
 export interface GeneratedText {
@@ -52,4 +54,14 @@ export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): G
   if (kinds.includes("bench"))
     out.push({ page: "docs/performance.md", block: "bench", content: benchContent(root) });
   return out;
+}
+
+/** The whole page as `npm run docs` writes it: the block (or page) replaced, then formatted. */
+export function expectedPage(root: string, generated: GeneratedText): string {
+  const { page, block, content } = generated;
+  const text =
+    block === null
+      ? `${content.trimEnd()}\n`
+      : writeBlock(readFileSync(join(root, page), "utf8"), block, content, page);
+  return formatMarkdown(text, page, root);
 }

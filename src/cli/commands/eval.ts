@@ -27,7 +27,6 @@ import {
   type EvalConfig,
   type EvalMcpSetup,
   type EvalResult,
-  type EvalTaskSource,
   type EvalToolSetup,
   type EvaluateOptions,
   evaluate,
