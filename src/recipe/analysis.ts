@@ -21,7 +21,7 @@ export interface Verdict {
   evidence: string;
   /** The paired difference the status follows from, where one does (b − a, with its interval). */
   difference?: PairedDifference | null;
-  /** Why a claim came out against the seed, from its own numbers (shown with an example trajectory). */
+  /** Why a claim came out against the article, from its own numbers (shown with an example trajectory). */
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
   exampleStage?: string;

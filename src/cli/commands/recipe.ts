@@ -1,5 +1,5 @@
 /**
- * `agentrl recipe` (what `npm start` runs): the seed's recipe end to end on the embedded lab, with
+ * `agentrl recipe` (what `npm start` runs): the article's recipe end to end on the embedded lab, with
  * one progress bar and ETA over every stage, and a report at the end.
  *
  *   agentrl recipe                 the default preset (~15 min on 2 cores)
