@@ -21,7 +21,7 @@ export interface Verdict {
   evidence: string;
   /** The paired difference the status follows from, where one does (b − a, with its interval). */
   difference?: PairedDifference | null;
-  /** Why a claim came out against the seed, from its own numbers (shown with an example trajectory). */
+  /** Why a claim came out against the article, from its own numbers (shown with an example trajectory). */
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
   exampleStage?: string;
@@ -274,7 +274,9 @@ export function formatDifference(difference: PairedDifference | null, label = "�
 /**
  * Difference of two proportions measured on `tasks` tasks each (b − a), with a normal interval
  * that counts tasks, not samples, as the independent units (conservative: samples of one task are
- * correlated). For curves that keep only the mean (the RL trainer's held-out tracking).
+ * correlated). For two rates whose per-task counts are not stored (a curve that keeps only its
+ * mean); no verdict uses it today, since every stage stores its per-task counts and the verdicts
+ * pair tasks (`pairedDifference`), which is tighter.
  */
 export function proportionDifference(a: number, b: number, tasks: number): PairedDifference {
   const se = Math.sqrt((a * (1 - a) + b * (1 - b)) / Math.max(1, tasks));

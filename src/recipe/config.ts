@@ -4,11 +4,13 @@
  * object merged over a preset (nested objects merge field by field), and a bad field fails before
  * any work with its path, the problem and, for choices, the valid values.
  *
- *   quick    about a minute on 2 cores: every stage runs, far too small to separate most curves
- *            (the report says so where it is the case); what the test suite runs.
- *   default  what `npm start` runs, within 10 minutes on 2 cores: each experiment sized so its
- *            difference can be called either way (k = 32, paired final evaluations, the margin).
- *   full     the same experiments with larger evaluations and longer training (README: duration).
+ *   quick    a smoke run: every stage runs, far too small to separate most curves (the report
+ *            says so where it is the case); what the test suite runs.
+ *   default  what `npm start` runs, sized to stay within 10 minutes on 2 cores: each experiment
+ *            large enough that its difference can be called either way (k = 32, paired final
+ *            evaluations, the margin).
+ *   full     the same experiments with larger evaluations and longer training.
+ * Measured durations have one home, docs/recipe.md.
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";

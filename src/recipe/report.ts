@@ -70,14 +70,14 @@ const EXPERIMENTS: readonly ((context: ReportContext) => Promise<ExperimentRepor
 ];
 
 /**
- * The claims called against the seed, each explained from its own numbers and shown with one
+ * The claims called against the article, each explained from its own numbers and shown with one
  * example trajectory of the RL stage that illustrates it (null when no claim was).
  */
 function againstSection(verdicts: readonly Verdict[], context: ReportContext): Section | null {
   const against = verdicts.filter((v) => v.status === "not reproduced");
   if (against.length === 0) return null;
   return {
-    title: "Claims the lab calls against the seed",
+    title: "Claims the lab calls against the article",
     blocks: against.flatMap((v): Block[] => [
       { type: "paragraph", text: `${v.experiment}: ${v.claim}. ${v.evidence}.` },
       ...(v.explanation ? [{ type: "paragraph" as const, text: v.explanation }] : []),
@@ -191,7 +191,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     experiments,
   };
   const html = renderPage({
-    title: "agentrl: the seed's recipe on the embedded lab",
+    title: "agentrl: the article's recipe on the embedded lab",
     subtitle: `${config.preset} preset · seed ${config.seed} · ${report.createdAt}`,
     sections: [summary, ...(against ? [against] : []), ...sections, stagesSection],
   });

@@ -52,14 +52,6 @@ export interface VerifyServeOptions {
   log?: (line: string) => void;
 }
 
-export interface VerifyRequest {
-  answer: string | null;
-  task?: Task | string;
-  task_id?: string;
-  ground_truth?: string;
-  verifier?: string;
-}
-
 export interface VerifyResponse {
   correct: boolean;
   score: number;

@@ -298,7 +298,7 @@ test("verl import: a verl-format dump of an in-process eval gives the same pass@
   // The CLI: errors name the field; steps select files.
   writeFileSync(join(root, "bad.jsonl"), '{"input": "q", "output": "a", "score": "high"}\n');
   await assert.rejects(
-    runCli(registerVerl, ["verl", "import", join(root, "bad.jsonl"), "--out", join(root, "x")]),
+    runCli(registerVerl, ["verl", "import", join(root, "bad.jsonl"), "--runs", join(root, "x")]),
     /bad\.jsonl:1: "score" must be a finite number/,
   );
   const cli = await runCli(registerVerl, [
@@ -307,7 +307,7 @@ test("verl import: a verl-format dump of an in-process eval gives the same pass@
     dump,
     "--step",
     "20",
-    "--out",
+    "--runs",
     join(root, "cli"),
     "--prefix",
     "val",
@@ -315,6 +315,24 @@ test("verl import: a verl-format dump of an in-process eval gives the same pass@
   ]);
   const [row] = JSON.parse(cli.out.join("\n"));
   assert.equal(row.step, 20);
+  assert.ok(row.directory.startsWith(join(root, "cli")), row.directory);
+  // --out, the old name of --runs, works for one release with a note; both at once is an error
+  const old = await runCli(registerVerl, [
+    "verl",
+    "import",
+    dump,
+    "--step",
+    "20",
+    "--out",
+    join(root, "old"),
+    "--json",
+  ]);
+  assert.ok(JSON.parse(old.out.join("\n"))[0].directory.startsWith(join(root, "old")));
+  assert.match(old.err.join("\n"), /--out is now --runs/);
+  await assert.rejects(
+    runCli(registerVerl, ["verl", "import", dump, "--out", join(root, "a"), "--runs", join(root, "b")]),
+    /--out is the old name of --runs/,
+  );
   assert.equal(row.metrics["eval/pass@1"], evaluated.metrics["eval/pass@1"]);
 });
 
@@ -360,6 +378,27 @@ test("verl init CLI: a task file needs --verifier; bad choices name the valid on
   );
   assert.equal(summary.train + summary.val, fileTasks.length);
   assert.ok(summary.val >= 1);
+  // --seed, the old name of --task-seed, still draws the same split (with a note)
+  const split = async (flag: string, out: string) =>
+    JSON.parse(
+      (
+        await cli([
+          "--tasks",
+          file,
+          "--verifier",
+          "em",
+          "--val-fraction",
+          "0.5",
+          flag,
+          "7",
+          "--out",
+          join(root, out),
+          "--json",
+        ])
+      ).out.join("\n"),
+    );
+  const renamed = await split("--task-seed", "c4");
+  assert.deepEqual(await split("--seed", "c5"), { ...renamed, out: join(root, "c5") });
   assert.match(
     readFileSync(join(root, "c3", "start_agentrl.sh"), "utf8"),
     /agent-server --port 8300 "\$\{ALLOW\[@\]\}" --verifier em /,

@@ -2,7 +2,7 @@
  * Validation of command-line values: a bad value fails fast with the option named and the valid
  * values listed, before any work starts.
  */
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 
 export function parseNumber(
   name: string,
@@ -112,4 +112,27 @@ export function serverOptions(
     allowRemote: Boolean(options.insecure),
     allowHosts,
   };
+}
+
+/**
+ * Keeps a renamed flag working for one release: `alias` (the old name, hidden from `--help`)
+ * sets `target` (the new one, already declared on `command`, whose parser checks the value) and
+ * prints a deprecation note. Giving both is an error.
+ */
+export function addRenamedFlag(command: Command, alias: string, target: string): Command {
+  const targetOption = command.options.find((option) => option.long === target);
+  if (!targetOption) throw new Error(`addRenamedFlag: ${command.name()} has no ${target}`);
+  const aliasOption = new Option(`${alias} <value>`, `renamed ${target}`).hideHelp();
+  command.addOption(aliasOption);
+  return command.hook("preAction", (self) => {
+    const value = self.getOptionValue(aliasOption.attributeName()) as string | undefined;
+    if (value === undefined) return;
+    const key = targetOption.attributeName();
+    if (self.getOptionValueSource(key) === "cli") {
+      throw new Error(`${alias} is the old name of ${target}: give ${target} only`);
+    }
+    console.error(`agentrl ${self.name()}: ${alias} is now ${target}; the old name goes in the next release`);
+    const parsed = targetOption.parseArg ? targetOption.parseArg(value, undefined) : value;
+    self.setOptionValueWithSource(key, parsed, "cli");
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * `agentrl recipe` (what `npm start` runs): the seed's recipe end to end on the embedded lab, with
+ * `agentrl recipe` (what `npm start` runs): the article's recipe end to end on the embedded lab, with
  * one progress bar and ETA over every stage, and a report at the end.
  *
  *   agentrl recipe                 the default preset (~15 min on 2 cores)
@@ -40,13 +40,16 @@ export function register(program: Command): void {
   const recipe = program.command("recipe");
   recipe
     .description(
-      "run the seed's recipe end to end (base → selection → SFT → RL → boundary, credit, noise) and write a report",
+      "run the article's recipe end to end (base → selection → SFT → RL → boundary, credit, noise) and write a report",
     )
     .option(
       "--quick",
-      "tiny preset (about a minute on 2 cores): every stage runs, most differences are too small to call",
+      "tiny preset, a smoke run (under a minute on 2 cores; docs/recipe.md has measured times): every stage runs, most differences are too small to call",
     )
-    .option("--full", "large preset (about half an hour on 2 cores): longer RL and SFT, larger evaluations")
+    .option(
+      "--full",
+      "large preset (about half an hour on 2 cores; docs/recipe.md has measured times): longer RL and SFT, larger evaluations, orchestration",
+    )
     .option("--config <file>", "JSON config merged over the preset (fields: src/recipe/config.ts)")
     .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
     .option("--fresh", "delete the output folder first instead of reusing cached stages")

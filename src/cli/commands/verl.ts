@@ -29,7 +29,7 @@ import { importVerlDumps } from "../../verl/import.ts";
 import { VERL_MODES, VERL_VERSIONS, type VerlMode, type VerlVersion, verlInit } from "../../verl/init.ts";
 import { generateTasks } from "../../world/index.ts";
 import { servedTools } from "./mcp.ts";
-import { numberOption, parseChoice, parseNumber } from "./options.ts";
+import { addRenamedFlag, numberOption, parseChoice, parseNumber } from "./options.ts";
 
 interface InitFlags {
   tasks: string;
@@ -42,7 +42,7 @@ interface InitFlags {
   valFraction: number;
   trainCount: number;
   valCount: number;
-  seed: number;
+  taskSeed: number;
   worldSeed: number;
   code?: boolean;
   python?: boolean;
@@ -97,7 +97,7 @@ export function register(program: Command): void {
     .command("verl")
     .description("write a verl GRPO job for agentrl tasks; import verl's dumps");
   const int = (name: string, min = 1) => numberOption(name, { integer: true, min });
-  verl
+  const init = verl
     .command("init")
     .description("write a ready-to-run verl job: RL parquet, agent loop or tools, reward, launch script")
     .requiredOption(
@@ -122,7 +122,7 @@ export function register(program: Command): void {
     )
     .option("--train-count <n>", "world: training tasks", int("--train-count"), 2000)
     .option("--val-count <n>", "world: validation tasks", int("--val-count"), 200)
-    .option("--seed <n>", "task selection seed", int("--seed", 0), 1)
+    .option("--task-seed <n>", "task selection seed (and the held-out split's)", int("--task-seed", 0), 1)
     .option(
       "--world-seed <n>",
       "tool mode, world tasks: the one world (agentrl mcp serve --seed)",
@@ -131,7 +131,7 @@ export function register(program: Command): void {
     )
     .option("--code", "also give the episodes the sandboxed JavaScript code tool")
     .option("--python", "also give the episodes the sandboxed Python tool")
-    .option("--group-size <n>", "GRPO group size, rollout.n (the seed: 8-16)", int("--group-size", 2), 8)
+    .option("--group-size <n>", "GRPO group size, rollout.n (the article: 8-16)", int("--group-size", 2), 8)
     .option("--val-n <n>", "validation samples per task, val_kwargs.n", int("--val-n"), 16)
     .option("--batch-size <n>", "prompts per step, data.train_batch_size", int("--batch-size"), 64)
     .option("--max-turns <n>", "assistant turns per episode", int("--max-turns"), 8)
@@ -164,13 +164,13 @@ export function register(program: Command): void {
           throw new Error("--verifier: world tasks use the world's answer check (leave --verifier out)");
         verifier = "world";
         if (mode === "agent") {
-          train = rolloutTasks({ split: "train", count: flags.trainCount, seed: flags.seed });
-          val = rolloutTasks({ split: "test", count: flags.valCount, seed: flags.seed });
+          train = rolloutTasks({ split: "train", count: flags.trainCount, seed: flags.taskSeed });
+          val = rolloutTasks({ split: "test", count: flags.valCount, seed: flags.taskSeed });
         } else {
           const all = generateTasks(cachedWorld(flags.worldSeed), {
             count: flags.trainCount + flags.valCount,
             split: "train",
-            seed: flags.seed,
+            seed: flags.taskSeed,
           });
           val = all.slice(0, flags.valCount);
           train = all.slice(flags.valCount);
@@ -184,7 +184,7 @@ export function register(program: Command): void {
           train = tasks;
           val = await readJobOrTaskFile(flags.valTasks);
         } else {
-          ({ train, val } = splitTasks(tasks, flags.valFraction, flags.seed));
+          ({ train, val } = splitTasks(tasks, flags.valFraction, flags.taskSeed));
         }
       }
       if (flags.doctor)
@@ -246,7 +246,9 @@ export function register(program: Command): void {
       }
     });
 
-  verl
+  addRenamedFlag(init, "--seed", "--task-seed");
+
+  const importCommand = verl
     .command("import")
     .description("verl rollout/validation dumps (<step>.jsonl) into eval runs for boundary and report")
     .argument("<dump>", "a verl rollout_data_dir or validation_data_dir, or one <step>.jsonl")
@@ -256,7 +258,7 @@ export function register(program: Command): void {
     )
     .option("--step <n...>", "only these steps (default every step in the folder)")
     .option("--threshold <x>", "score at or above which a sample without `acc` is correct", "1")
-    .option("--out <dir>", "root folder of the runs", "runs")
+    .option("--runs <dir>", "root folder of run directories", "runs")
     .option("--prefix <name>", "run ids are <prefix>-step<N> (default verl-<folder name>)")
     .option("--label <name>", "policy label of the runs in reports")
     .option("--json", "print the imported runs as JSON")
@@ -267,7 +269,7 @@ export function register(program: Command): void {
           tasks?: string;
           step?: string[];
           threshold: string;
-          out: string;
+          runs: string;
           prefix?: string;
           label?: string;
           json?: boolean;
@@ -281,7 +283,7 @@ export function register(program: Command): void {
             ? { steps: flags.step.map((step) => parseNumber("--step", step, { integer: true, min: 0 })) }
             : {}),
           threshold: parseNumber("--threshold", flags.threshold, {}),
-          runsRoot: flags.out,
+          runsRoot: flags.runs,
           ...(flags.prefix ? { prefix: flags.prefix } : {}),
           ...(flags.label ? { label: flags.label } : {}),
         });
@@ -306,4 +308,5 @@ export function register(program: Command): void {
         }
       },
     );
+  addRenamedFlag(importCommand, "--out", "--runs");
 }
