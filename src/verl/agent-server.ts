@@ -29,6 +29,7 @@ import { type RewardSpec, resolveRewardSpec } from "../reward/spec.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
 import { uniformNoise } from "../tools/index.ts";
+import { type Failure, infraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
@@ -41,6 +42,7 @@ import {
   type VerlEpisode,
 } from "./agent-server-episode.ts";
 import { type EpisodeRequest, parseEpisodeRequest, requestTask } from "./agent-server-request.ts";
+import { statusFailure } from "./episode-failure.ts";
 
 export interface AgentServerOptions {
   /** Default 127.0.0.1. */
@@ -104,18 +106,40 @@ function samplingUpstream(upstream: Upstream, sampling: EpisodeSampling): Upstre
   };
 }
 
+/** A failure to name the rollout server's model, with its class. */
+class ModelListingError extends Error {
+  readonly failure: Failure;
+
+  constructor(message: string, failure: Failure) {
+    super(message);
+    this.failure = failure;
+  }
+}
+
 /** The first model a rollout server lists (`GET <base>/models`). */
 async function listedModel(baseURL: string): Promise<string> {
-  const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(15_000) });
-  if (!response.ok) throw new Error(`GET ${baseURL}/models answered ${response.status}`);
+  let response: Response;
+  try {
+    response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    const message = `GET ${baseURL}/models: ${(error as Error).message}`;
+    throw new ModelListingError(message, infraFailure("upstream-unreachable", message));
+  }
+  if (!response.ok) {
+    const message = `GET ${baseURL}/models answered ${response.status}`;
+    throw new ModelListingError(message, statusFailure(response.status, message));
+  }
   const body = (await response.json()) as { data?: { id?: unknown }[] };
   const id = body.data?.[0]?.id;
-  if (typeof id !== "string" || id === "") throw new Error(`GET ${baseURL}/models lists no model`);
+  if (typeof id !== "string" || id === "") {
+    const message = `GET ${baseURL}/models lists no model`;
+    throw new ModelListingError(message, infraFailure("model-not-found", message));
+  }
   return id;
 }
 
 /** A failed episode with nothing recorded (the rollout server could not even be named). */
-function unreachable(task: Task, error: string): VerlEpisode {
+function unreachable(task: Task, error: string, failure: Failure): VerlEpisode {
   return {
     episode_id: `unstarted-${randomBytes(6).toString("hex")}`,
     prompt_ids: [],
@@ -129,6 +153,7 @@ function unreachable(task: Task, error: string): VerlEpisode {
     correct: false,
     end_reason: "policy-error",
     error: `task ${task.id}: ${error}`,
+    failure,
     truncated: false,
     metrics: { generate_sequences: 0, tool_calls: 0, total: 0, prefix_breaks: 0 },
     extra_fields: {},
@@ -250,7 +275,12 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
           if (error instanceof RequestError) throw error;
           stats.episodes++;
           stats.failed++;
-          return unreachable(task, `the rollout server: ${(error as Error).message}`);
+          const message = `the rollout server: ${(error as Error).message}`;
+          return unreachable(
+            task,
+            message,
+            error instanceof ModelListingError ? error.failure : infraFailure("upstream-unreachable", message),
+          );
         }
         const route = await gatewayFor(upstream, sampling);
         const result = await runVerlEpisode(
