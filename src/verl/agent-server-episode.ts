@@ -25,9 +25,9 @@ import type { GatewayInfo } from "../gateway/trajectory.ts";
 import type { GatewayCall } from "../gateway/types.ts";
 import { createOpenAiPolicy } from "../policy/openai/policy.ts";
 import { type RewardSpec, scoreTrajectory, TURN_REWARD_TOTAL, withRewards } from "../reward/spec.ts";
+import { type Failure, infraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
-import { type Failure, infraFailure } from "../types/failure.ts";
 import { flattenTrajectory, type Trajectory, type Turn } from "../types/trajectory.ts";
 import { callFailure } from "./episode-failure.ts";
 

@@ -279,7 +279,9 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
           return unreachable(
             task,
             message,
-            error instanceof ModelListingError ? error.failure : infraFailure("upstream-unreachable", message),
+            error instanceof ModelListingError
+              ? error.failure
+              : infraFailure("upstream-unreachable", message),
           );
         }
         const route = await gatewayFor(upstream, sampling);

@@ -36,10 +36,18 @@ import { join } from "node:path";
 import { DEFAULT_SYSTEM_PROMPT } from "../policy/openai/messages.ts";
 import type { ToolSpec } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
+import { jobReadme } from "./job-readme.ts";
 import { jsonText, nestedParquetBuffer } from "./parquet.ts";
+import { checkPromptLengths } from "./prompt-length.ts";
+import {
+  VERL_ESTIMATOR_NAMES,
+  VERL_ESTIMATORS,
+  VERL_VERSION_SUPPORT,
+  type VerlEstimator,
+  type VerlVersion,
+} from "./versions.ts";
 
-export const VERL_VERSIONS = ["0.7", "0.8+"] as const;
-export type VerlVersion = (typeof VERL_VERSIONS)[number];
+export { VERL_VERSIONS, type VerlVersion } from "./versions.ts";
 export const VERL_MODES = ["agent", "tool"] as const;
 export type VerlMode = (typeof VERL_MODES)[number];
 
@@ -63,6 +71,17 @@ export interface VerlInitOptions {
   mode: VerlMode;
   /** Tools the tool mode exposes (what `agentrl mcp serve <mcpArgs>` serves). */
   tools?: readonly ToolSpec[];
+  /**
+   * Tools an agent-mode episode gets (their schemas are part of the rendered prompt, so they count
+   * toward `maxPromptLength`). Tool mode uses `tools`.
+   */
+  promptTools?: readonly ToolSpec[];
+  /** Agent mode: `mt-grpo` (default; turn-level credit) or `grpo`, both agentrl's (agentrl_adv_estimator.py). */
+  estimator?: VerlEstimator;
+  /** vLLM's tool-call parser for the rollout servers (agent mode; default `hermes`, Qwen2.5/Qwen3). */
+  toolCallParser?: string;
+  /** Agent mode: stop the job when a step's infra failure rate passes this (default 0.2). */
+  maxInfraFailureRate?: number;
   /** Arguments of `agentrl mcp serve` in tool mode (world seed, --code, …). */
   mcpArgs?: readonly string[];
   /** Arguments of `agentrl agent-server` in agent mode besides the URL flags. */
@@ -147,6 +166,23 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
   if (options.val.length === 0) throw new Error("verl init: no validation tasks");
   if (options.mode === "tool" && (!options.tools || options.tools.length === 0))
     throw new Error("verl init: tool mode needs the tools it exposes");
+  const estimator = options.estimator ?? (options.mode === "agent" ? "mt-grpo" : "grpo");
+  if (!VERL_ESTIMATORS.includes(estimator))
+    throw new Error(`verl init: estimator must be one of ${VERL_ESTIMATORS.join(", ")}, got "${estimator}"`);
+  if (options.mode === "tool" && options.estimator !== undefined)
+    throw new Error(
+      "verl init: --estimator applies to agent mode (tool mode trains with verl's own grpo: verl's tool_agent reports no turn rewards)",
+    );
+  const toolCallParser = options.toolCallParser ?? "hermes";
+  if (!/^[A-Za-z0-9_.-]+$/.test(toolCallParser))
+    throw new Error(
+      `verl init: tool call parser must be a vLLM parser name (e.g. hermes), got "${toolCallParser}"`,
+    );
+  const maxInfraFailureRate = options.maxInfraFailureRate ?? 0.2;
+  if (!(maxInfraFailureRate >= 0 && maxInfraFailureRate <= 1))
+    throw new Error(
+      `verl init: the infra failure rate threshold must lie in [0, 1], got ${maxInfraFailureRate}`,
+    );
   if (existsSync(options.out) && readdirSync(options.out).length > 0)
     throw new Error(`verl init: ${options.out} exists and is not empty (give a new --out)`);
   const ids = new Set<string>();
@@ -155,6 +191,14 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
       throw new Error(`verl init: task ${task.id} appears twice (train and val must not overlap)`);
     ids.add(task.id);
   }
+
+  checkPromptLengths(
+    [...options.train, ...options.val],
+    (options.mode === "agent" ? options.promptTools : options.tools) ?? [],
+    settings.maxPromptLength,
+    DEFAULT_SYSTEM_PROMPT,
+  );
+  const job: JobChoices = { estimator, toolCallParser, maxInfraFailureRate };
 
   const out = options.out;
   mkdirSync(join(out, "data"), { recursive: true });
@@ -183,8 +227,10 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
     verify: options.verifyUrl ?? "http://127.0.0.1:8301",
   };
   if (options.mode === "agent") {
-    copyFileSync(new URL("agentrl_agent_loop.py", PYTHON_DIR), join(out, "agentrl_agent_loop.py"));
-    files.push("agentrl_agent_loop.py");
+    for (const name of ["agentrl_agent_loop.py", "agentrl_adv_estimator.py"]) {
+      copyFileSync(new URL(name, PYTHON_DIR), join(out, name));
+      files.push(name);
+    }
     write(
       "agentrl_agent_loop.yaml",
       [
@@ -207,7 +253,7 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
       type: "function",
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
-    if (options.verlVersion === "0.7") {
+    if (VERL_VERSION_SUPPORT[options.verlVersion].toolMode === "mcp") {
       write(
         "agentrl_mcp_servers.json",
         `${JSON.stringify({ mcpServers: { agentrl: { url: urls.mcp, transport: "http" } } }, null, 2)}\n`,
@@ -240,13 +286,22 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
     }
   }
 
-  write("run_grpo.sh", launchScript(options, settings, urls), true);
+  copyFileSync(new URL("agentrl_preflight.py", PYTHON_DIR), join(out, "agentrl_preflight.py"));
+  files.push("agentrl_preflight.py");
+  write("run_grpo.sh", launchScript(options, settings, urls, job), true);
   write("start_agentrl.sh", servicesScript(options, urls), true);
-  write("README.md", jobReadme(options, settings, urls));
+  write("README.md", jobReadme(options, settings, urls, job));
   return { out, files, train: options.train.length, val: options.val.length };
 }
 
-type Settings = Required<
+/** What the job decides besides the sizes: the estimator, vLLM's tool parser, the stop threshold. */
+export interface JobChoices {
+  estimator: VerlEstimator;
+  toolCallParser: string;
+  maxInfraFailureRate: number;
+}
+
+export type Settings = Required<
   Pick<
     VerlInitOptions,
     | "groupSize"
@@ -261,20 +316,32 @@ type Settings = Required<
     | "nodes"
   >
 >;
-type Urls = { agentServer: string; mcp: string; verify: string };
+export type Urls = { agentServer: string; mcp: string; verify: string };
 
-function launchScript(options: VerlInitOptions, s: Settings, urls: Urls): string {
-  const v08 = options.verlVersion === "0.8+";
-  const rewardPrefix = v08 ? "reward.custom_reward_function" : "custom_reward_function";
+function launchScript(options: VerlInitOptions, s: Settings, urls: Urls, job: JobChoices): string {
+  const support = VERL_VERSION_SUPPORT[options.verlVersion];
+  const functionTools = support.toolMode === "function";
+  const rewardPrefix = support.rewardPrefix;
   const tokenLength = s.maxPromptLength + s.maxResponseLength;
+  const runtimeEnv = "+ray_kwargs.ray_init.runtime_env";
   const modeLines =
     options.mode === "agent"
       ? [
           `actor_rollout_ref.rollout.agent.agent_loop_config_path="$HERE/agentrl_agent_loop.yaml"`,
           `actor_rollout_ref.rollout.agent.default_agent_loop=${AGENTRL_AGENT_NAME}`,
+          // The agent sends OpenAI `tools`; vLLM answers 400 to them unless started with these two
+          // flags, and verl builds vLLM's flags from engine_kwargs.vllm (build_cli_args_from_config).
+          "+actor_rollout_ref.rollout.engine_kwargs.vllm.enable_auto_tool_choice=True",
+          `+actor_rollout_ref.rollout.engine_kwargs.vllm.tool_call_parser=${job.toolCallParser}`,
+          // agentrl's estimator: registered (and given the batch's extra fields) in every Ray worker.
+          `${runtimeEnv}.worker_process_setup_hook=agentrl_adv_estimator.install`,
+          `${runtimeEnv}.env_vars.AGENTRL_MAX_INFRA_FAILURE_RATE="$AGENTRL_MAX_INFRA_FAILURE_RATE"`,
+          `${runtimeEnv}.env_vars.AGENTRL_STEP_METRICS="$OUT/agentrl_step_metrics.jsonl"`,
+          `${runtimeEnv}.env_vars.AGENTRL_TURN_WEIGHT="$AGENTRL_TURN_WEIGHT"`,
+          `${runtimeEnv}.env_vars.AGENTRL_TURN_DISCOUNT="$AGENTRL_TURN_DISCOUNT"`,
         ]
       : [
-          v08
+          functionTools
             ? `actor_rollout_ref.rollout.multi_turn.function_tool_path="$HERE/agentrl_tools.py"`
             : `actor_rollout_ref.rollout.multi_turn.tool_config_path="$TOOL_CONFIG"`,
           "actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent",
@@ -282,7 +349,7 @@ function launchScript(options: VerlInitOptions, s: Settings, urls: Urls): string
           `${rewardPrefix}.name=compute_score`,
         ];
   const overrides = [
-    "algorithm.adv_estimator=grpo",
+    `algorithm.adv_estimator=${options.mode === "agent" ? VERL_ESTIMATOR_NAMES[job.estimator] : "grpo"}`,
     "algorithm.use_kl_in_reward=False",
     `data.train_files="$HERE/data/train.parquet"`,
     `data.val_files="$HERE/data/val.parquet"`,
@@ -334,17 +401,23 @@ function launchScript(options: VerlInitOptions, s: Settings, urls: Urls): string
     "trainer.logger='[\"console\"]'",
     "trainer.project_name=agentrl",
     `trainer.experiment_name="$EXPERIMENT"`,
+    ...support.extraOverrides,
   ];
   const env =
     options.mode === "agent"
       ? [
           `export AGENTRL_AGENT_SERVER="\${AGENTRL_AGENT_SERVER:-${urls.agentServer}}"`,
           "# export AGENTRL_AGENT_SERVER_TOKEN=...   (if the agent-server was started with --token)",
+          "# Stop when more than this share of a step's samples failed outside the policy (infra).",
+          `AGENTRL_MAX_INFRA_FAILURE_RATE="\${AGENTRL_MAX_INFRA_FAILURE_RATE:-${job.maxInfraFailureRate}}"`,
+          "# MT-GRPO: weight and discount of the turn-level term (agentrl's defaults).",
+          'AGENTRL_TURN_WEIGHT="${AGENTRL_TURN_WEIGHT:-1}"',
+          'AGENTRL_TURN_DISCOUNT="${AGENTRL_TURN_DISCOUNT:-1}"',
         ]
       : [
           `export AGENTRL_VERIFY_SERVER="\${AGENTRL_VERIFY_SERVER:-${urls.verify}}"`,
           "# export AGENTRL_VERIFY_TOKEN=...   (if agentrl verify serve was started with --token)",
-          ...(v08
+          ...(functionTools
             ? [`export AGENTRL_MCP_URL="\${AGENTRL_MCP_URL:-${urls.mcp}}"`]
             : [
                 "# verl reads the MCP server list from a path in the tool config: fill in this folder.",
@@ -355,6 +428,7 @@ function launchScript(options: VerlInitOptions, s: Settings, urls: Urls): string
   return [
     "#!/usr/bin/env bash",
     `# GRPO on agentrl tasks with verl ${options.verlVersion} (${options.mode} mode), written by \`agentrl verl init\`.`,
+    `# Needs verl${support.verl}, vllm${support.vllm} (token ids: vLLM >= 0.10.2), transformers ${support.transformersMajor}.x.`,
     "# The seed's recipe: GRPO (no critic), clip-higher 0.2/0.28, token-mean loss, no KL, rollout",
     "# log-probs on, multi-turn budgets, validation before training and every test_freq steps with",
     "# val_kwargs.n samples per task, rollouts and validation dumped as JSONL for `agentrl verl import`.",
@@ -368,6 +442,7 @@ function launchScript(options: VerlInitOptions, s: Settings, urls: Urls): string
     "# verl's workers import the agent loop / tools from this folder.",
     'export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}"',
     ...env,
+    `[ -n "\${AGENTRL_SKIP_PREFLIGHT:-}" ] || python3 "$HERE/agentrl_preflight.py" --verl '${support.verl}' --vllm '${support.vllm}' --transformers-major ${support.transformersMajor}`,
     "python3 -m verl.trainer.main_ppo \\",
     ...overrides.map((line) => `  ${line} \\`),
     '  "$@"',
@@ -399,76 +474,4 @@ function servicesScript(options: VerlInitOptions, urls: Urls): string {
   }
   lines.push("wait", "");
   return lines.join("\n");
-}
-
-function jobReadme(options: VerlInitOptions, s: Settings, urls: Urls): string {
-  const agent = options.mode === "agent";
-  const v08 = options.verlVersion === "0.8+";
-  return `# agentrl → verl GRPO job
-
-Written by \`agentrl verl init\` for **verl ${options.verlVersion}**, **${options.mode} mode**, model \`${options.model}\`,
-tasks \`${options.tasksSource}\` (${options.train.length} train, ${options.val.length} validation; verifier \`${options.verifier}\`).
-
-## Run it
-
-1. Install verl ${v08 ? "0.8 or later" : "0.7.x (MCP tools exist only up to 0.7.1)"} with vLLM on the cluster (\`rollout.name=vllm\`).
-2. Start the agentrl services on the node that runs the trainer's driver: \`./start_agentrl.sh\`
-   (${agent ? `\`agentrl agent-server\` at ${urls.agentServer}` : `\`agentrl mcp serve\` at ${urls.mcp} and \`agentrl verify serve\` at ${urls.verify}`}).
-3. \`NGPUS=${s.gpus} NNODES=${s.nodes} ./run_grpo.sh\` (Hydra overrides after it, e.g. \`trainer.total_epochs=1\`).
-4. Measure: \`agentrl verl import outputs/validation --tasks data/val.parquet --out runs\` makes one agentrl eval run per
-   validation step (step 0 is the base model: \`trainer.val_before_train=True\`), then
-   \`agentrl boundary runs/verl-val-step0 runs/verl-val-step<N>\` gives unbiased pass@k, solvable sets and the crossover.
-   verl's own \`best@N\` is a with-replacement bootstrap and reads low; \`mean@n\` is a fair pass@1.
-
-### Several nodes
-
-verl's agent-loop workers are Ray actors on every node, and they import this folder's Python files and read
-${agent ? "`AGENTRL_AGENT_SERVER`" : `\`AGENTRL_VERIFY_SERVER\`${v08 ? " and `AGENTRL_MCP_URL`" : ""}`} in the Ray worker's environment, which comes from the shell that ran
-\`ray start\` on that node, not from the driver. So put this folder on a shared filesystem, and on every node run
-\`./start_agentrl.sh\` and then \`ray start\` with \`PYTHONPATH\` holding this folder${agent ? ` and \`AGENTRL_AGENT_SERVER=${urls.agentServer}\`` : ""} exported:
-each node's workers then reach their own node's services at 127.0.0.1 (no token needed, nothing exposed).
-
-## What is in the folder
-
-- \`data/train.parquet\`, \`data/val.parquet\`: verl's RL schema. \`prompt\` is a list of {role, content}
-  structs, \`agent_name\` a top-level column (\`${agent ? AGENTRL_AGENT_NAME : "tool_agent"}\`; inside \`extra_info\` verl would ignore it
-  and silently fall back to \`single_turn_agent\`), \`reward_model.ground_truth\` the answer, \`extra_info\` = {split, index,
-  agentrl: {task_id, task (the whole agentrl task as JSON text), verifier}}.
-${
-  agent
-    ? `- \`agentrl_agent_loop.py\`, \`agentrl_agent_loop.yaml\`: verl's agent loop \`${AGENTRL_AGENT_NAME}\`. Each sample is one agentrl
-  episode run by the agent-server against the rollout server verl assigned it (OpenAI API with vLLM's token-id
-  extensions), so the tokens, the response mask (1 only on sampled tokens) and the rollout log-probs are exact, and
-  the reward (agentrl's reward spec, turn rewards in \`extra_fields.turn_scores\`) comes back with them: verl's
-  reward function is not called. The multi-turn budgets that bind are the agent-server's; verl cuts the response to
-  \`data.max_response_length\`.`
-    : `- ${v08 ? "`agentrl_tools.py`: our tools as verl function tools (`multi_turn.function_tool_path`), each a stateless call to `agentrl mcp serve`" : "`agentrl_mcp_tools.yaml` + `agentrl_mcp_servers.json`: our tools through verl's `MCPBaseTool` (`multi_turn.tool_config_path`); run_grpo.sh fills in the folder path"}.
-- \`agentrl_reward.py\`: \`compute_score\`, which sends the last assistant message to \`agentrl verify serve\`. It returns
-  \`score\`, \`acc\` and \`agentrl_task_id\` (dumped with every sample, so imports group by task).
-- Tools keep no state between calls (verl opens a new tool instance, and on 0.7 a new MCP session, per call), so the
-  world is the one \`agentrl mcp serve --seed\` was started with: the tasks were drawn from that world.`
-}
-- \`run_grpo.sh\`: GRPO with group size ${s.groupSize} (\`rollout.n\`), clip ratio 0.2 / 0.28, \`loss_agg_mode=token-mean\`,
-  no KL (\`use_kl_loss=False\`, \`use_kl_in_reward=False\`), \`calculate_log_probs=True\`, ${s.maxTurns} assistant turns,
-  tool responses up to ${s.maxToolResponseLength} characters (verl's default is 256), validation with
-  \`val_kwargs.n=${s.valN}\` at temperature 1.0, dumps in \`$OUT/rollouts\` and \`$OUT/validation\`.
-
-## verl 0.7.x vs ≥ 0.8
-
-| | 0.7.x | ≥ 0.8 |
-|---|---|---|
-| our tools in \`tool_agent\` | MCP (\`MCPBaseTool\`, \`tool_config_path\`) | function tools (\`function_tool_path\`); MCP tools were removed (verl PRs #6300, #6302) |
-| custom reward | \`custom_reward_function.path/name\` | \`reward.custom_reward_function.path/name\` |
-| agent loop | \`rollout.agent.agent_loop_config_path\` | same |
-| tool response truncation side | \`left\`/\`right\` mean the opposite of ≥ 0.8 | |
-| RL data | parquet (\`.jsonl\` rejected) | parquet or \`.jsonl\` |
-
-This folder is written for ${options.verlVersion}; \`agentrl verl init --verl-version ${v08 ? "0.7" : "0.8+"}\` writes the other.
-
-## Where the time goes
-
-A GRPO step is generation (all ${s.groupSize} × ${s.batchSize} episodes on the rollout servers), then the trainer's
-log-prob and update passes, then weight sync; with multi-turn agents generation dominates, and the step waits for its
-slowest episode. ${agent ? "The agent-server adds HTTP and episode bookkeeping per model call; it needs enough concurrency for every episode of a batch to be in flight at once." : "The tool calls and the verify service sit on the generation path; keep them on the same nodes."}
-`;
 }

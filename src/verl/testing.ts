@@ -93,7 +93,12 @@ function runPython(
 /** Runs the driver under the double of `version` (loop folder first on the path, as the job's PYTHONPATH). */
 export async function runDriver(
   input: unknown,
-  options: { version?: DoubleVersion; transformers?: 4 | 5; loopDir?: string; env?: Record<string, string> } = {},
+  options: {
+    version?: DoubleVersion;
+    transformers?: 4 | 5;
+    loopDir?: string;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<DriverResult> {
   const { stdout } = await runPython([DRIVER], JSON.stringify(input), {
     PYTHONPATH: `${DOUBLE}:${options.loopDir ?? LOOP_DIR}`,

@@ -108,7 +108,9 @@ test("verl init: the parquet reads back (DuckDB) in verl's RL schema, tasks exac
   assert.deepEqual((val.prompt as { content: string }[])[0].content, "Answer with a number.");
   const script = readFileSync(join(out, "run_grpo.sh"), "utf8");
   for (const override of [
-    "algorithm.adv_estimator=grpo",
+    "algorithm.adv_estimator=agentrl_mt_grpo",
+    "+actor_rollout_ref.rollout.engine_kwargs.vllm.enable_auto_tool_choice=True",
+    "+actor_rollout_ref.rollout.engine_kwargs.vllm.tool_call_parser=hermes",
     "actor_rollout_ref.actor.clip_ratio_low=0.2",
     "actor_rollout_ref.actor.clip_ratio_high=0.28",
     "actor_rollout_ref.actor.loss_agg_mode=token-mean",
@@ -135,7 +137,7 @@ function baseOptions() {
     verifier: "em",
     tasksSource: "quiz.jsonl",
     model: "m",
-    verlVersion: "0.8+" as const,
+    verlVersion: "0.8" as const,
     mode: "tool" as const,
   };
 }
@@ -341,7 +343,7 @@ test("verl init CLI: a task file needs --verifier; bad choices name the valid on
   await assert.rejects(cli(["--tasks", file, "--out", join(root, "c1")]), /a task file needs --verifier/);
   await assert.rejects(
     cli(["--tasks", file, "--verifier", "em", "--verl-version", "0.6", "--out", join(root, "c2")]),
-    /--verl-version must be one of 0\.7, 0\.8\+/,
+    /--verl-version must be one of 0\.7, 0\.8, 0\.9, main/,
   );
   const summary = JSON.parse(
     (
@@ -390,7 +392,7 @@ test("agent mode: rows read back by DuckDB become agent-server requests the serv
   // The job's own copy of the agent loop, over the agent-server helper's stub of verl's interface.
   const script = `
 import json, sys, types
-sys.path[:0] = [${JSON.stringify(join(import.meta.dirname, "testdata", "verl-stub"))}, ${JSON.stringify(out)}]
+sys.path[:0] = [${JSON.stringify(join(import.meta.dirname, "testdata", "verl-double"))}, ${JSON.stringify(out)}]
 from agentrl_agent_loop import AgentrlAgentLoop
 loop = types.SimpleNamespace(rollout_model=None, response_length=512)
 rows = json.load(open(${JSON.stringify(input)}))

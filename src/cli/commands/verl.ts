@@ -23,6 +23,7 @@ import type { Task } from "../../types/task.ts";
 import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { importVerlDumps } from "../../verl/import.ts";
 import { VERL_MODES, VERL_VERSIONS, type VerlMode, type VerlVersion, verlInit } from "../../verl/init.ts";
+import { VERL_ESTIMATORS, type VerlEstimator } from "../../verl/versions.ts";
 import { generateTasks } from "../../world/index.ts";
 import { servedTools } from "./mcp.ts";
 import { numberOption, parseChoice, parseNumber } from "./options.ts";
@@ -34,6 +35,9 @@ interface InitFlags {
   out: string;
   verlVersion: string;
   mode: string;
+  estimator?: string;
+  toolCallParser: string;
+  maxInfraFailureRate: number;
   valTasks?: string;
   valFraction: number;
   trainCount: number;
@@ -108,6 +112,21 @@ export function register(program: Command): void {
       "agent: agentrl's agent loop via agent-server; tool: verl's tool_agent with our tools",
       "agent",
     )
+    .option(
+      "--estimator <name>",
+      `agent mode's advantage estimator (${VERL_ESTIMATORS.join(", ")}; default mt-grpo: turn-level credit)`,
+    )
+    .option(
+      "--tool-call-parser <name>",
+      "vLLM's tool-call parser for the rollout servers (agent mode)",
+      "hermes",
+    )
+    .option(
+      "--max-infra-failure-rate <x>",
+      "agent mode: stop the job when more than this share of a step's samples failed outside the policy",
+      numberOption("--max-infra-failure-rate", { min: 0, max: 1 }),
+      0.2,
+    )
     .option("--val-tasks <file>", "validation task file (task-file mode)")
     .option(
       "--val-fraction <f>",
@@ -150,6 +169,10 @@ export function register(program: Command): void {
     .action(async (flags: InitFlags) => {
       const verlVersion = parseChoice<VerlVersion>("--verl-version", flags.verlVersion, VERL_VERSIONS);
       const mode = parseChoice<VerlMode>("--mode", flags.mode, VERL_MODES);
+      const estimator =
+        flags.estimator === undefined
+          ? undefined
+          : parseChoice<VerlEstimator>("--estimator", flags.estimator, VERL_ESTIMATORS);
       let train: Task[];
       let val: Task[];
       let verifier: string;
@@ -185,6 +208,14 @@ export function register(program: Command): void {
         mode === "tool"
           ? servedTools({ seed: flags.worldSeed, code: flags.code, python: flags.python }).map(toolSpec)
           : undefined;
+      // The tools an agent-mode episode gets: the world's (with --code/--python) for world tasks,
+      // only --code/--python for a task file. Their schemas count toward the prompt length.
+      const promptTools =
+        mode === "agent"
+          ? servedTools({ seed: 0, code: flags.code, python: flags.python })
+              .map(toolSpec)
+              .filter((tool) => verifier === "world" || tool.name === "code" || tool.name === "python")
+          : undefined;
       const mcpArgs = [
         "--seed",
         String(flags.worldSeed),
@@ -203,6 +234,10 @@ export function register(program: Command): void {
         verlVersion,
         mode,
         ...(tools ? { tools, mcpArgs } : {}),
+        ...(promptTools ? { promptTools } : {}),
+        ...(estimator ? { estimator } : {}),
+        toolCallParser: flags.toolCallParser,
+        maxInfraFailureRate: flags.maxInfraFailureRate,
         agentServerArgs: [
           ...(verifier === "world" ? [] : ["--verifier", verifier]),
           ...(flags.code ? ["--code"] : []),
