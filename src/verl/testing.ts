@@ -9,7 +9,8 @@ import { resolve } from "node:path";
 
 export const PYTHON = process.env.AGENTRL_TEST_PYTHON ?? "python3";
 export const DOUBLE = resolve(import.meta.dirname, "testdata/verl-double");
-export const LOOP_DIR = resolve(import.meta.dirname, "python");
+/** The agent loop's folder ($AGENTRL_TEST_LOOP_DIR runs the tests against another copy, e.g. an old one). */
+export const LOOP_DIR = process.env.AGENTRL_TEST_LOOP_DIR ?? resolve(import.meta.dirname, "python");
 const DRIVER = resolve(import.meta.dirname, "testdata/drive_agent_loop.py");
 const FAKE_VLLM = resolve(import.meta.dirname, "testdata/fake_vllm.py");
 
