@@ -107,7 +107,8 @@ export async function runDriver(
     ...(options.transformers ? { VERL_DOUBLE_TRANSFORMERS: String(options.transformers) } : {}),
     ...options.env,
   });
-  return JSON.parse(stdout);
+  // The last line: the job's estimator logs each step's metrics on stdout before it.
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "null");
 }
 
 /** Runs a Python snippet with the double and the loop folder on the path. */

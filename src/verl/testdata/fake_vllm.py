@@ -16,8 +16,9 @@ What it reproduces of vLLM:
   renders it back (so each call's prompt extends the last call's prompt and sampled ids).
 
 The "model": its first turn calls the first tool with every required string parameter set to the
-user question (or answers directly when there are no tools); after a tool result it answers, with
-the task's answer when the request's seed is even and "I do not know" when odd. A question listed
+user question (or answers directly when there are no tools); after a tool result it answers: the
+task's answer on every other final answer to the same question (the 1st, 3rd, ...), "I do not
+know" otherwise, so a group's rewards are mixed whatever order its episodes run in. A question listed
 under "fail" in the spec answers 503 (an overloaded replica).
 
 Usage: fake_vllm.py SPEC.json [vllm serve flags...]; SPEC = {"model", "version", "answers":
@@ -26,6 +27,7 @@ Usage: fake_vllm.py SPEC.json [vllm serve flags...]; SPEC = {"model", "version",
 
 import json
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 END = "<|im_end|>"
@@ -62,10 +64,14 @@ def assistant_text(message: dict) -> str:
 def main():
     spec = json.load(open(sys.argv[1]))
     flags = sys.argv[2:]
+    # vLLM's parser takes `--enable_auto_tool_choice` as well (verl writes the config key as is).
+    flags = [flag.replace("_", "-") if flag.startswith("--") else flag for flag in flags]
     tool_choice = "--enable-auto-tool-choice" in flags and "--tool-call-parser" in flags
     token_ids = version_tuple(spec.get("version", "0.11.0")) >= (0, 10, 2)
     model = spec.get("model", "fake-model")
     counter = {"calls": 0}
+    finals: dict = {}
+    lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -102,7 +108,8 @@ def main():
             question = next((m.get("content") or "" for m in messages if m["role"] == "user"), "")
             if question in spec.get("fail", []):
                 return self.error(503, "ServiceUnavailableError", "the replica is overloaded")
-            counter["calls"] += 1
+            with lock:
+                counter["calls"] += 1
             message = {"role": "assistant", "content": None}
             if tools and not any(m["role"] == "tool" for m in messages):
                 function = tools[0]["function"]
@@ -113,7 +120,9 @@ def main():
                                           "function": {"name": function["name"], "arguments": json.dumps(arguments)}}]
                 finish = "tool_calls"
             else:
-                right = int(body.get("seed") or 0) % 2 == 0
+                with lock:
+                    finals[question] = finals.get(question, 0) + 1
+                    right = finals[question] % 2 == 1
                 message["content"] = spec.get("answers", {}).get(question, "?") if right else "I do not know"
                 finish = "stop"
             prompt_ids = [ord(c) for c in render(messages, tools)]
