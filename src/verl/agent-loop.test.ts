@@ -123,7 +123,13 @@ function yaml(): string {
 
 function drive(
   taskIds: string[],
-  options: { version?: DoubleVersion; workers?: number; processor?: boolean } = {},
+  options: {
+    version?: DoubleVersion;
+    workers?: number;
+    processor?: boolean;
+    yamlOnly?: boolean;
+    logprobs?: boolean;
+  } = {},
 ) {
   return runDriver(
     {
