@@ -410,3 +410,33 @@ print(json.dumps([AgentrlAgentLoop._request_body(loop, {"temperature": 1.0, "top
     assert.equal(request.index, i);
   });
 });
+
+test("verl import leaves samples that failed outside the policy out of pass@k", async () => {
+  const dump = join(root, "dump-infra");
+  mkdirSync(dump);
+  const line = (task: string, correct: boolean, infra: boolean) =>
+    JSON.stringify({
+      input: `user\n${task}\nassistant\n`,
+      output: correct ? "4" : "no",
+      gts: "4",
+      score: correct ? 1 : 0,
+      step: 3,
+      acc: correct ? 1 : 0,
+      agentrl_task_id: task,
+      agentrl_infra: infra ? 1 : 0,
+    });
+  // Task a: 2 real samples (1 correct) and 1 infra failure; task b: 3 real samples.
+  const lines = [
+    line("a", true, false),
+    line("a", false, true),
+    line("a", false, false),
+    line("b", true, false),
+    line("b", true, false),
+    line("b", false, false),
+  ];
+  writeFileSync(join(dump, "3.jsonl"), `${lines.join("\n")}\n`);
+  const [run] = await importVerlDumps({ path: dump, runsRoot: join(root, "runs-infra") });
+  assert.deepEqual([run.tasks, run.n, run.dropped, run.infra], [2, 2, 1, 1]);
+  // pass@1 over a's [1, 0] and b's first two [1, 1]: 3/4 (the infra sample would have made a's 1/3).
+  assert.equal(run.result.metrics["eval/pass@1"], 0.75);
+});
