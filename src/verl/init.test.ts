@@ -74,7 +74,10 @@ test("the estimator: agentrl's MT-GRPO by default, GRPO on request, registered b
     script,
     /\+ray_kwargs\.ray_init\.runtime_env\.worker_process_setup_hook=agentrl_adv_estimator\.install/,
   );
-  assert.match(script, /env_vars\.AGENTRL_MAX_INFRA_FAILURE_RATE="\$AGENTRL_MAX_INFRA_FAILURE_RATE"/);
+  // Ray's runtime_env takes string env_vars only: each value is quoted for Hydra.
+  const envVars = script.split("\n").filter((line) => line.includes("runtime_env.env_vars."));
+  assert.equal(envVars.length, 4);
+  for (const line of envVars) assert.match(line, /="'[^']+'" \\$/, line);
   assert.match(script, /AGENTRL_MAX_INFRA_FAILURE_RATE="\$\{AGENTRL_MAX_INFRA_FAILURE_RATE:-0\.2\}"/);
   assert.ok(readFileSync(join(out, "agentrl_adv_estimator.py"), "utf8").includes("def install()"));
   const grpoJob = init({ estimator: "grpo", maxInfraFailureRate: 0.05 }).script;

@@ -335,10 +335,11 @@ function launchScript(options: VerlInitOptions, s: Settings, urls: Urls, job: Jo
           `+actor_rollout_ref.rollout.engine_kwargs.vllm.tool_call_parser=${job.toolCallParser}`,
           // agentrl's estimator: registered (and given the batch's extra fields) in every Ray worker.
           `${runtimeEnv}.worker_process_setup_hook=agentrl_adv_estimator.install`,
-          `${runtimeEnv}.env_vars.AGENTRL_MAX_INFRA_FAILURE_RATE="$AGENTRL_MAX_INFRA_FAILURE_RATE"`,
-          `${runtimeEnv}.env_vars.AGENTRL_STEP_METRICS="$OUT/agentrl_step_metrics.jsonl"`,
-          `${runtimeEnv}.env_vars.AGENTRL_TURN_WEIGHT="$AGENTRL_TURN_WEIGHT"`,
-          `${runtimeEnv}.env_vars.AGENTRL_TURN_DISCOUNT="$AGENTRL_TURN_DISCOUNT"`,
+          // Ray takes only string env_vars: quoted, so Hydra keeps "0.2" a string, not a float.
+          `${runtimeEnv}.env_vars.AGENTRL_MAX_INFRA_FAILURE_RATE="'$AGENTRL_MAX_INFRA_FAILURE_RATE'"`,
+          `${runtimeEnv}.env_vars.AGENTRL_STEP_METRICS="'$OUT/agentrl_step_metrics.jsonl'"`,
+          `${runtimeEnv}.env_vars.AGENTRL_TURN_WEIGHT="'$AGENTRL_TURN_WEIGHT'"`,
+          `${runtimeEnv}.env_vars.AGENTRL_TURN_DISCOUNT="'$AGENTRL_TURN_DISCOUNT'"`,
         ]
       : [
           functionTools
