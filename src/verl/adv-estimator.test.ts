@@ -248,3 +248,16 @@ test("a step whose infra failure rate passes the threshold stops the job; every 
   assert.equal(lines[0]["agentrl/failure_rate/policy"], 0.4);
   assert.equal(lines[0]["agentrl/samples"], 10);
 });
+
+test("install() as Ray's setup hook imports nothing of verl; the trainer is patched when it loads", async () => {
+  const code = `
+import json, sys
+import agentrl_adv_estimator
+agentrl_adv_estimator.install()
+loaded = sorted(name for name in sys.modules if name.startswith("verl"))
+from verl.trainer.ppo import core_algos, ray_trainer
+print(json.dumps({"loaded": loaded, "wrapped": getattr(ray_trainer.compute_advantage, "_agentrl_wrapped", False),
+                  "registered": sorted(k for k in core_algos.ADV_ESTIMATOR_REGISTRY if k.startswith("agentrl"))}))`;
+  const result = JSON.parse(await runWithDouble(code, {}));
+  assert.deepEqual(result, { loaded: [], wrapped: true, registered: ["agentrl_grpo", "agentrl_mt_grpo"] });
+});

@@ -22,8 +22,9 @@ failure class live) to gdpo alone (verl/trainer/ppo/ray_trainer.py v0.7.1:192-21
 :250-279). So `install()`, which the job runs in every Ray worker process through
 `ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=agentrl_adv_estimator.install`, both
 registers the estimators with verl's `register_adv_est` and wraps `ray_trainer.compute_advantage` so
-that for these two names it passes the batch's non-tensor fields too. Other estimators are left
-as they are.
+that for these two names it passes the batch's non-tensor fields too, in whichever process imports
+verl's trainer (the TaskRunner). Other estimators are left as they are. This module imports only
+the standard library at load, as a setup hook must (every worker pays for its imports).
 
 Each step it also logs the step's failure rate by class (policy / agent / tool / infra, agentrl's
 taxonomy), the prefix-break and truncation rates (a JSON line on stdout, prefixed
@@ -37,6 +38,8 @@ AGENTRL_MAX_INFRA_FAILURE_RATE, AGENTRL_STEP_METRICS. Standard library only besi
 which verl brings).
 """
 
+import importlib.abc
+import importlib.util
 import json
 import math
 import os
@@ -286,12 +289,56 @@ _ESTIMATORS = {
 # the experimental separation trainer): rebound when already imported; imported later, they get
 # the wrapped one.
 _IMPORTERS = ("verl.trainer.ppo.v1.utils", "verl.experimental.separation.ray_trainer")
+_TRAINER = "verl.trainer.ppo.ray_trainer"
 
 
 def install() -> None:
-    """Registers the estimators with verl and lets them see the batch's non-tensor fields.
-    Idempotent; the Ray worker setup hook of the job's run_grpo.sh."""
-    from verl.trainer.ppo import core_algos, ray_trainer
+    """Registers the estimators with verl and lets them see the batch's non-tensor fields, in the
+    process that imports verl's trainer. The job's Ray worker setup hook: Ray runs it in EVERY worker
+    process of the job (rollout and agent-loop workers too), so it imports nothing of verl itself;
+    it patches `verl.trainer.ppo.ray_trainer` now if that is loaded, else right after it loads.
+    Idempotent."""
+    module = sys.modules.get(_TRAINER)
+    if module is not None:
+        _patch(module)
+    elif not any(isinstance(finder, _PatchOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport())
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _patch(module)
+
+    def __getattr__(self, name):
+        # get_source, get_filename, is_package, ...: tracebacks and inspect read the module's source.
+        return getattr(self.loader, name)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Finds verl's trainer module with the other finders, and patches it once it has run."""
+
+    def find_spec(self, name, path, target=None):
+        if name != _TRAINER:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchingLoader(spec.loader)
+        return spec
+
+
+def _patch(ray_trainer) -> None:
+    from verl.trainer.ppo import core_algos
 
     for name, function in _ESTIMATORS.items():
         core_algos.register_adv_est(name)(function)
