@@ -94,7 +94,8 @@ function verlBatch(samples: readonly Sample[], responseLength: number) {
       uid: samples.map((sample) => sample.uid),
       turn_scores: samples.map((sample) => sample.turnScores),
       turn_spans: samples.map((sample) => sample.spans),
-      agentrl_failure_class: samples.map((sample) => (sample.infra ? "infra" : "")),
+      // Unscored: infra failures, and a user's agent that threw (both leave the baselines).
+      agentrl_failure_class: samples.map((sample, i) => (sample.infra ? (i % 2 ? "infra" : "agent") : "")),
       agentrl_correct: samples.map((sample) => sample.outcome === 1),
       agentrl_prefix_breaks: samples.map(() => 0),
       agentrl_truncated: samples.map(() => false),

@@ -73,6 +73,14 @@ const answers: Record<string, unknown> = {
     },
   },
   "no-ids": { ...ok, failure: { class: "infra", code: "no-token-ids", message: "no token ids" } },
+  // A user's agent threw: the agent's failure, not the model's.
+  "agent-threw": {
+    ...ok,
+    reward_score: 0,
+    correct: false,
+    end_reason: "policy-error",
+    failure: { class: "agent", code: "agent-threw", message: "TypeError in the agent" },
+  },
   "no-model": {
     ...ok,
     failure: { class: "infra", code: "model-not-found", message: "The model `m` does not exist." },
@@ -254,10 +262,18 @@ print(json.dumps([asyncio.run(one(row)) for row in spec["rows"]]))`;
   assert.match(results[1], /^InfraFailure: .*\(no-token-ids\)/);
   assert.match(results[2], /^InfraFailure: .*\(model-not-found\)/);
   assert.equal(results[3], "ok");
-  const { outputs } = await drive(["transient"]);
+  const { outputs } = await drive(["transient", "agent-threw"]);
   assert.equal(outputs[0].extra_fields.agentrl_failure_class, "infra");
   assert.equal(outputs[0].extra_fields.reward_extra_info.agentrl_infra, 1);
   assert.equal(outputs[0].reward_score, 0);
+  // A user's agent that threw: its tokens are not trained on as if the model wrote them.
+  assert.equal(outputs[1].extra_fields.agentrl_failure_class, "agent");
+  assert.deepEqual(outputs[1].response_mask, [0, 0, 0, 0]);
+  assert.equal(
+    outputs[1].extra_fields.reward_extra_info.agentrl_infra,
+    0,
+    "still the agent's failure in pass@k",
+  );
 });
 
 test("every doubled verl version takes a mixed batch from two workers (a VL processor, log-probs on)", async () => {

@@ -13,8 +13,9 @@ runs both on random batches): for a group of episodes j (verl's `uid`) with outc
 
 A group with fewer than two scored episodes gets 0 (verl's own grpo keeps a singleton's raw reward;
 agentrl's convention is kept for parity). An episode that failed outside the policy
-(`extra_fields.agentrl_failure_class == "infra"`, see agentrl_agent_loop.py) is unscored: advantage
-0 and out of its group's baselines, so it never trains, not even through the baseline of the others.
+(`extra_fields.agentrl_failure_class` "infra", or "agent" for a user's agent that threw; see
+agentrl_agent_loop.py) is unscored: advantage 0 and out of its group's baselines, so it never
+trains, not even through the baseline of the others.
 
 Inputs. verl calls a registered estimator with `token_level_rewards`, `response_mask`, `index` and
 `config` only, and passes `non_tensor_batch` (where the loop's turn_scores / turn_spans /
@@ -49,6 +50,7 @@ from typing import Any, Optional
 ESTIMATOR_NAMES = {"mt-grpo": "agentrl_mt_grpo", "grpo": "agentrl_grpo"}
 EPSILON = 1e-6
 FAILURE_CLASSES = ("policy", "agent", "tool", "infra")
+UNSCORED = ("infra", "agent")
 
 
 class InfraFailureRateExceeded(RuntimeError):
@@ -250,7 +252,8 @@ def _compute(token_level_rewards, response_mask, index, config, non_tensor_batch
     size = len(rewards)
     groups = [str(key) for key in _plain(index)] if index is not None else [str(i) for i in range(size)]
     classes = _plain(non_tensor_batch.get("agentrl_failure_class", [""] * size))
-    outcomes = [None if classes[i] == "infra" else float(sum(rewards[i])) for i in range(size)]
+    # Failures the model did not cause (infra; a user's agent that threw) are unscored.
+    outcomes = [None if classes[i] in UNSCORED else float(sum(rewards[i])) for i in range(size)]
     normalize = bool(_config_get(config, "norm_adv_by_std_in_grpo", True))
     kwargs = {}
     if turn_level:

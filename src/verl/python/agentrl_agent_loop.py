@@ -63,7 +63,9 @@ Failures (the taxonomy of agentrl's src/types/failure.ts, from the agent-server'
 - other infra (5xx, unreachable, timeout): a sample whose response mask is all 0 (no token of it
   trains) and `agentrl_failure_class: "infra"`, which agentrl's advantage estimator leaves out of
   its group baseline and counts toward the step's failure rate (agentrl_adv_estimator.py stops the
-  job past its threshold). When no model call answered, the prompt ids are rendered from
+  job past its threshold).
+- agent (a user's `--agent` threw or hung): masked out and left out of the baseline the same way;
+  it still counts as that agent's failure in pass@k. When no model call answered, the prompt ids are rendered from
   `raw_prompt` with verl's tokenizer.
 An agent-server that cannot be reached is retried briefly, then raises.
 
@@ -313,8 +315,9 @@ class AgentrlAgentLoop(AgentLoopBase):
         logprobs = answer.get("response_logprobs")
         failure = answer.get("failure") or {}
         infra = failure.get("class") == "infra"
-        if infra:
-            # A transient infrastructure failure: none of its tokens trains.
+        if infra or failure.get("class") == "agent":
+            # A transient infrastructure failure, or a user's agent that threw: the model did not
+            # write this outcome, so none of its tokens trains.
             response_mask = [0] * len(response_mask)
         if not response_ids:
             # One masked pad token: verl < 0.9.0 pads an empty list to lists and crashes on `.dim()`
