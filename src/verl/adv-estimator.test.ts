@@ -24,7 +24,10 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 interface Sample {
   uid: string;
   outcome: number;
+  /** Unscored: failed outside the policy. */
   infra: boolean;
+  /** Its class when unscored: infra, or agent (a user's agent that threw); both leave the baselines. */
+  failureClass?: "infra" | "agent";
   turnScores: number[];
   spans: [number, number][];
   mask: number[];
@@ -59,7 +62,9 @@ function randomBatch(rng: Rng, responseLength: number): Sample[] {
       samples.push({
         uid: `g${g}`,
         outcome: rng.chance(0.3) ? rng.next() * 2 - 0.5 : rng.pick([0, 1]),
-        infra: rng.chance(0.1),
+        ...(rng.chance(0.1)
+          ? { infra: true, failureClass: rng.pick(["infra", "agent"] as const) }
+          : { infra: false }),
         turnScores: Array.from({ length: turns }, () => rng.pick([0, 0, 0.5, 1, -0.2, rng.next()])),
         spans,
         mask,
@@ -94,8 +99,7 @@ function verlBatch(samples: readonly Sample[], responseLength: number) {
       uid: samples.map((sample) => sample.uid),
       turn_scores: samples.map((sample) => sample.turnScores),
       turn_spans: samples.map((sample) => sample.spans),
-      // Unscored: infra failures, and a user's agent that threw (both leave the baselines).
-      agentrl_failure_class: samples.map((sample, i) => (sample.infra ? (i % 2 ? "infra" : "agent") : "")),
+      agentrl_failure_class: samples.map((sample) => sample.failureClass ?? (sample.infra ? "infra" : "")),
       agentrl_correct: samples.map((sample) => sample.outcome === 1),
       agentrl_prefix_breaks: samples.map(() => 0),
       agentrl_truncated: samples.map(() => false),
