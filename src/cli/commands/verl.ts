@@ -2,7 +2,7 @@
  * `agentrl verl`: hand agentrl tasks to verl for GRPO on a GPU cluster, and read verl's dumps back.
  *
  *   agentrl verl init --tasks world --model Qwen/Qwen3-4B --out jobs/world-grpo
- *   agentrl verl init --tasks aime.jsonl --verifier math --model Qwen/Qwen3-4B --out jobs/aime --verl-version 0.8+
+ *   agentrl verl init --tasks aime.jsonl --verifier math --model Qwen/Qwen3-4B --out jobs/aime --verl-version 0.9
  *   agentrl verl init --tasks world --mode tool --world-seed 3 --model Qwen/Qwen2.5-3B-Instruct --out jobs/tool
  *   agentrl verl import jobs/world-grpo/outputs/validation --tasks jobs/world-grpo/data/val.parquet --out runs
  *
