@@ -35,6 +35,7 @@ import { RequestError } from "../http/request-error.ts";
 import { createSemaphore } from "../policy/openai/semaphore.ts";
 import { type RewardSpec, resolveRewardSpec } from "../reward/spec.ts";
 import { uniformNoise } from "../tools/index.ts";
+import { type Failure, infraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
@@ -47,6 +48,7 @@ import {
   type VerlEpisode,
 } from "./agent-server-episode.ts";
 import { type EpisodeRequest, parseEpisodeRequest, requestTask } from "./agent-server-request.ts";
+import { statusFailure } from "./episode-failure.ts";
 import { UpstreamAllowlist } from "./upstream-allow.ts";
 
 export interface AgentServerOptions {
@@ -133,26 +135,47 @@ function samplingUpstream(upstream: Upstream, sampling: EpisodeSampling): Upstre
   };
 }
 
+/** A failure to name the rollout server's model, with its class. */
+class ModelListingError extends Error {
+  readonly failure: Failure;
+
+  constructor(message: string, failure: Failure) {
+    super(message);
+    this.failure = failure;
+  }
+}
+
 /** The first model a rollout server lists (`GET <base>/models`). */
 async function listedModel(baseURL: string): Promise<string> {
-  const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(15_000) });
+  let response: Response;
+  try {
+    response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    const message = `GET ${baseURL}/models: ${(error as Error).message}`;
+    throw new ModelListingError(message, infraFailure("upstream-unreachable", message));
+  }
   if (!response.ok) {
     await response.body?.cancel();
-    throw new Error(`GET ${baseURL}/models answered ${response.status}`);
+    const message = `GET ${baseURL}/models answered ${response.status}`;
+    throw new ModelListingError(message, statusFailure(response.status, message));
   }
   let body: { data?: { id?: unknown }[] };
   try {
     body = JSON.parse(await readLimited(response, MAX_MODELS_BYTES));
   } catch (error) {
-    throw new Error(`GET ${baseURL}/models: ${(error as Error).message}`);
+    const message = `GET ${baseURL}/models: ${(error as Error).message}`;
+    throw new ModelListingError(message, infraFailure("malformed-json", message));
   }
   const id = body.data?.[0]?.id;
-  if (typeof id !== "string" || id === "") throw new Error(`GET ${baseURL}/models lists no model`);
+  if (typeof id !== "string" || id === "") {
+    const message = `GET ${baseURL}/models lists no model`;
+    throw new ModelListingError(message, infraFailure("model-not-found", message));
+  }
   return id;
 }
 
 /** A failed episode with nothing recorded (the rollout server could not even be named). */
-function unreachable(task: Task, error: string): VerlEpisode {
+function unreachable(task: Task, error: string, failure: Failure): VerlEpisode {
   return {
     episode_id: `unstarted-${randomBytes(6).toString("hex")}`,
     prompt_ids: [],
@@ -166,6 +189,7 @@ function unreachable(task: Task, error: string): VerlEpisode {
     correct: false,
     end_reason: "policy-error",
     error: `task ${task.id}: ${error}`,
+    failure,
     truncated: false,
     metrics: { generate_sequences: 0, tool_calls: 0, total: 0, prefix_breaks: 0 },
     extra_fields: {},
@@ -308,7 +332,14 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
           if (error instanceof RequestError) throw error;
           stats.episodes++;
           stats.failed++;
-          return unreachable(task, `the rollout server: ${(error as Error).message}`);
+          const message = `the rollout server: ${(error as Error).message}`;
+          return unreachable(
+            task,
+            message,
+            error instanceof ModelListingError
+              ? error.failure
+              : infraFailure("upstream-unreachable", message),
+          );
         }
         const { key, entry } = gatewayFor(upstream, sampling);
         // In use: not closed while this episode runs, whatever the LRU says.

@@ -17,6 +17,10 @@
  * A sample is correct when its `acc` is positive if the line has one, else when `score` ≥
  * `threshold` (default 1: a binary outcome reward).
  *
+ * A sample that failed outside the policy (`agentrl_infra` > 0, written by agentrl's agent loop)
+ * is not a sample of the policy: it is left out before grouping (out of every pass@k denominator)
+ * and counted as `infra`.
+ *
  * Each step becomes one eval run (`<prefix>-step<N>`) whose n is the smallest number of samples a
  * task has in that step; a task's first n samples in file order are kept (the choice never looks at
  * outcomes), and the count dropped is reported.
@@ -162,6 +166,8 @@ export interface VerlImportedRun {
   n: number;
   /** Samples beyond n that were not imported (tasks with more samples than the smallest group). */
   dropped: number;
+  /** Samples left out because they failed outside the policy (`agentrl_infra`). */
+  infra: number;
   result: EvalResult;
 }
 
@@ -182,8 +188,12 @@ export async function importVerlDumps(options: VerlImportOptions): Promise<VerlI
   }
   const imported: VerlImportedRun[] = [];
   for (const file of files) {
-    const lines = readDumpFile(file.path);
-    if (lines.length === 0) throw new Error(`verl import: ${file.path} is empty`);
+    const all = readDumpFile(file.path);
+    if (all.length === 0) throw new Error(`verl import: ${file.path} is empty`);
+    const lines = all.filter((line) => !(typeof line.agentrl_infra === "number" && line.agentrl_infra > 0));
+    const infra = all.length - lines.length;
+    if (lines.length === 0)
+      throw new Error(`verl import: every sample of ${file.path} failed outside the policy (agentrl_infra)`);
     const match = taskMatcher(options.tasks ?? []);
     const groups = new Map<string, { task: Task; lines: VerlDumpLine[] }>();
     for (const line of lines) {
@@ -208,7 +218,7 @@ export async function importVerlDumps(options: VerlImportOptions): Promise<VerlI
       budgets: { ...DEFAULT_BUDGETS },
       verifier: null,
       toolSetup: null,
-      source: { type: "verl-dump", path: file.path, step: file.step, threshold, dropped },
+      source: { type: "verl-dump", path: file.path, step: file.step, threshold, dropped, infra },
     };
     const { directory, store, run } = createRunDirectory({
       kind: "eval",
@@ -235,7 +245,16 @@ export async function importVerlDumps(options: VerlImportOptions): Promise<VerlI
         curves: undefined,
         episodes: { resumed: 0, sampled: n * tasks.length },
       });
-      imported.push({ step: file.step, directory, runId: run.id, tasks: tasks.length, n, dropped, result });
+      imported.push({
+        step: file.step,
+        directory,
+        runId: run.id,
+        tasks: tasks.length,
+        n,
+        dropped,
+        infra,
+        result,
+      });
     } catch (error) {
       store.finishRun(run.id, "failed", { error: String(error) });
       throw error;

@@ -2,7 +2,7 @@
  * `agentrl verl`: hand agentrl tasks to verl for GRPO on a GPU cluster, and read verl's dumps back.
  *
  *   agentrl verl init --tasks world --model Qwen/Qwen3-4B --out jobs/world-grpo
- *   agentrl verl init --tasks aime.jsonl --verifier math --model Qwen/Qwen3-4B --out jobs/aime --verl-version 0.8+
+ *   agentrl verl init --tasks aime.jsonl --verifier math --model Qwen/Qwen3-4B --out jobs/aime --verl-version 0.9
  *   agentrl verl init --tasks world --mode tool --world-seed 3 --model Qwen/Qwen2.5-3B-Instruct --out jobs/tool
  *   agentrl verl import jobs/world-grpo/outputs/validation --tasks jobs/world-grpo/data/val.parquet --out runs
  *
@@ -27,6 +27,7 @@ import type { Task } from "../../types/task.ts";
 import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { importVerlDumps } from "../../verl/import.ts";
 import { VERL_MODES, VERL_VERSIONS, type VerlMode, type VerlVersion, verlInit } from "../../verl/init.ts";
+import { VERL_ESTIMATORS, type VerlEstimator } from "../../verl/versions.ts";
 import { generateTasks } from "../../world/index.ts";
 import { servedTools } from "./mcp.ts";
 import { addRenamedFlag, numberOption, parseChoice, parseNumber } from "./options.ts";
@@ -38,6 +39,9 @@ interface InitFlags {
   out: string;
   verlVersion: string;
   mode: string;
+  estimator?: string;
+  toolCallParser: string;
+  maxInfraFailureRate: number;
   valTasks?: string;
   valFraction: number;
   trainCount: number;
@@ -113,6 +117,21 @@ export function register(program: Command): void {
       "agent: agentrl's agent loop via agent-server; tool: verl's tool_agent with our tools",
       "agent",
     )
+    .option(
+      "--estimator <name>",
+      `agent mode's advantage estimator (${VERL_ESTIMATORS.join(", ")}; default mt-grpo: turn-level credit)`,
+    )
+    .option(
+      "--tool-call-parser <name>",
+      "vLLM's tool-call parser for the rollout servers (agent mode)",
+      "hermes",
+    )
+    .option(
+      "--max-infra-failure-rate <x>",
+      "agent mode: stop the job when more than this share of a step's samples failed outside the policy",
+      numberOption("--max-infra-failure-rate", { min: 0, max: 1 }),
+      0.2,
+    )
     .option("--val-tasks <file>", "validation task file (task-file mode)")
     .option(
       "--val-fraction <f>",
@@ -156,6 +175,10 @@ export function register(program: Command): void {
     .action(async (flags: InitFlags) => {
       const verlVersion = parseChoice<VerlVersion>("--verl-version", flags.verlVersion, VERL_VERSIONS);
       const mode = parseChoice<VerlMode>("--mode", flags.mode, VERL_MODES);
+      const estimator =
+        flags.estimator === undefined
+          ? undefined
+          : parseChoice<VerlEstimator>("--estimator", flags.estimator, VERL_ESTIMATORS);
       let train: Task[];
       let val: Task[];
       let verifier: string;
@@ -193,6 +216,14 @@ export function register(program: Command): void {
         mode === "tool"
           ? servedTools({ seed: flags.worldSeed, code: flags.code, python: flags.python }).map(toolSpec)
           : undefined;
+      // The tools an agent-mode episode gets: the world's (with --code/--python) for world tasks,
+      // only --code/--python for a task file. Their schemas count toward the prompt length.
+      const promptTools =
+        mode === "agent"
+          ? servedTools({ seed: 0, code: flags.code, python: flags.python })
+              .map(toolSpec)
+              .filter((tool) => verifier === "world" || tool.name === "code" || tool.name === "python")
+          : undefined;
       const mcpArgs = [
         "--seed",
         String(flags.worldSeed),
@@ -211,6 +242,10 @@ export function register(program: Command): void {
         verlVersion,
         mode,
         ...(tools ? { tools, mcpArgs } : {}),
+        ...(promptTools ? { promptTools } : {}),
+        ...(estimator ? { estimator } : {}),
+        toolCallParser: flags.toolCallParser,
+        maxInfraFailureRate: flags.maxInfraFailureRate,
         agentServerArgs: [
           ...(verifier === "world" ? [] : ["--verifier", verifier]),
           ...(flags.code ? ["--code"] : []),
@@ -293,6 +328,7 @@ export function register(program: Command): void {
           tasks: run.tasks,
           n: run.n,
           dropped: run.dropped,
+          infra: run.infra,
           metrics: run.result.metrics,
         }));
         if (flags.json) {
@@ -303,7 +339,7 @@ export function register(program: Command): void {
           const pass1 = run.result.curves.overall.find((point) => point.k === 1)?.passAtK ?? Number.NaN;
           const passN = run.result.curves.overall.find((point) => point.k === run.n)?.passAtK ?? Number.NaN;
           console.log(
-            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}`,
+            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}${run.infra ? ` (${run.infra} infra failures left out)` : ""}`,
           );
         }
       },
