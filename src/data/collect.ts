@@ -13,6 +13,7 @@ import { hashString, mixSeeds } from "../core/random.ts";
 import { type EpisodeBudgets, runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
 import { type ResolvePolicyOptions, resolvePolicy } from "../policy/resolve.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
@@ -230,7 +231,7 @@ export async function collectDataset(options: CollectDatasetOptions): Promise<Co
     store.finishRun(run.id, "completed", counts);
     return { directory, runId: run.id, provenance: { source: "collect", ...provenance }, ...counts };
   } catch (error) {
-    store.finishRun(run.id, "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error, options.signal);
     throw error;
   } finally {
     store.close();

@@ -36,6 +36,7 @@ import {
   type RunRecord,
   type Store,
 } from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import { createCodeTool } from "../tools/code.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import { createPythonTool } from "../tools/python.ts";
@@ -493,8 +494,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       episodes: { resumed, sampled: pending.length },
     });
   } catch (error) {
-    const aborted = options.signal?.aborted ?? false;
-    store.finishRun(run.id, aborted ? "interrupted" : "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error, options.signal);
     throw error;
   } finally {
     store.close();

@@ -9,6 +9,7 @@ import { parsePretrainConfig } from "../../pretrain/config.ts";
 import { CORPUS_MIXES } from "../../pretrain/corpus.ts";
 import { evaluateForCard, writeModelCard } from "../../pretrain/model-card.ts";
 import { pretrain } from "../../pretrain/pretrain.ts";
+import { finishRunAfterError } from "../../store/run-failure.ts";
 import { createProgress } from "../progress.ts";
 import { openTrainingRun } from "../training-run.ts";
 
@@ -84,7 +85,7 @@ export function register(program: Command): void {
             );
         }
       } catch (error) {
-        store.finishRun(runId, "failed", { error: String(error) });
+        finishRunAfterError(store, runId, error);
         throw error;
       } finally {
         store.close();
