@@ -42,8 +42,10 @@ export {
   runStorePath,
   STORE_FILE,
 } from "./run-directory.ts";
+export { failureStatus, finishRunAfterError } from "./run-failure.ts";
 export { defaultRunId } from "./runs.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
+export { createRunDirectoryStaged } from "./staged-run-directory.ts";
 export { openStore, Store, type StoreOptions, TOOL_SPECS_STATE_KEY } from "./store.ts";
 export { episodeKey } from "./trajectories.ts";
 export { assertTrajectory } from "./trajectory-schema.ts";

@@ -283,6 +283,7 @@ export function register(program: Command): void {
           tasks: run.tasks,
           n: run.n,
           dropped: run.dropped,
+          alreadyImported: run.alreadyImported,
           metrics: run.result.metrics,
         }));
         if (flags.json) {
@@ -293,7 +294,7 @@ export function register(program: Command): void {
           const pass1 = run.result.curves.overall.find((point) => point.k === 1)?.passAtK ?? Number.NaN;
           const passN = run.result.curves.overall.find((point) => point.k === run.n)?.passAtK ?? Number.NaN;
           console.log(
-            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}`,
+            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}${run.alreadyImported ? " (already imported)" : ""}`,
           );
         }
       },
