@@ -1,7 +1,7 @@
 /**
  * `runRecipe`: the whole recipe in one call: the plan of pipeline.ts through the stage cache, then
  * the report (report.ts): `report.html` (self-contained, inline SVG) and `report.json` (every
- * number) in the output folder.
+ * number) in the output folder, which it marks as its own (output-folder.ts).
  *
  *   const { report } = await runRecipe({ config: parseRecipeConfig({}, "quick"), out: "runs/recipe-quick" });
  */
@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { RecipeConfig } from "./config.ts";
+import { markRecipeOutput } from "./output-folder.ts";
 import { recipeStages } from "./pipeline.ts";
 import { buildReport, type RecipeReport } from "./report.ts";
 import { childProcessExecutor } from "./stage-child.ts";
@@ -42,6 +43,7 @@ export const REPORT_JSON = "report.json";
 export async function runRecipe(options: RunRecipeOptions): Promise<RecipeRun> {
   const started = performance.now();
   mkdirSync(options.out, { recursive: true });
+  markRecipeOutput(options.out, options.config.preset);
   const execute = options.inProcess ? undefined : childProcessExecutor(options.config);
   const { results, outcomes } = await runStages(recipeStages(options.config), {
     root: options.out,

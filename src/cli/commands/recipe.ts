@@ -13,10 +13,11 @@
  * Stages are cached by config hash in `<out>/stages/`: after a crash or Ctrl-C the same command
  * continues where it stopped, and a changed field redoes only the stages that depend on it.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "../../recipe/compare.ts";
 import { loadRecipeConfigFile, parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
+import { clearRecipeOutput } from "../../recipe/output-folder.ts";
 import { runRecipe } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { interruptOnSigint } from "../training-run.ts";
@@ -49,7 +50,10 @@ export function register(program: Command): void {
     .option("--full", "large preset (about half an hour on 2 cores): longer RL and SFT, larger evaluations")
     .option("--config <file>", "JSON config merged over the preset (fields: src/recipe/config.ts)")
     .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
-    .option("--fresh", "delete the output folder first instead of reusing cached stages")
+    .option(
+      "--fresh",
+      "delete the output folder first instead of reusing cached stages (only a folder the recipe wrote)",
+    )
     .option("--show-config", "print the resolved config and exit")
     .option("--json", "print the report's verdicts as JSON")
     .action(async (options: RecipeCommandOptions) => {
@@ -61,7 +65,7 @@ export function register(program: Command): void {
         return;
       }
       const out = options.out ?? `runs/recipe-${config.preset}`;
-      if (options.fresh) rmSync(out, { recursive: true, force: true });
+      if (options.fresh) clearRecipeOutput(out);
       process.stderr.write(`recipe (${config.preset}) → ${out}\n`);
       let progress: Progress | null = null;
       const interrupt = interruptOnSigint();
