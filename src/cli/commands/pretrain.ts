@@ -2,8 +2,8 @@
  * `agentrl pretrain`: trains a base model from scratch on the generated corpus, with progress,
  * ETA, checkpoints and `--resume`, then writes the base and its model card (pass@1 per family).
  */
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { parseConfigFrom, readConfigFile } from "../../core/config-file.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { parsePretrainConfig } from "../../pretrain/config.ts";
 import { CORPUS_MIXES } from "../../pretrain/corpus.ts";
@@ -14,13 +14,16 @@ import { createProgress } from "../progress.ts";
 import { openTrainingRun } from "../training-run.ts";
 
 /** A pretraining run: fresh from a config (file plus flag overrides, validated), or `--resume`d. */
-export function openPretrainRun(options: { resume?: string; runs: string }, fresh: Record<string, unknown>) {
+export function openPretrainRun(
+  options: { resume?: string; runs: string; config?: string },
+  fresh: Record<string, unknown>,
+) {
   return openTrainingRun({
     kind: "pretrain",
     resume: options.resume,
     runs: options.runs,
     parse: parsePretrainConfig,
-    fresh: () => parsePretrainConfig(fresh),
+    fresh: () => parseConfigFrom(options.config, "pretrain config", () => parsePretrainConfig(fresh)),
     defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
   });
 }
@@ -39,7 +42,7 @@ export function register(program: Command): void {
     .option("--runs <dir>", "root folder of run directories", "runs")
     .option("--json", "print the result as JSON")
     .action(async (options) => {
-      const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+      const fromFile = options.config ? readConfigFile(options.config, "pretrain config") : {};
       const overrides: Record<string, unknown> = {};
       if (options.name) overrides.name = options.name;
       if (options.mix) overrides.mix = options.mix;
