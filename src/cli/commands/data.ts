@@ -97,7 +97,15 @@ export function register(program: Command): void {
     .option("--temperature <t>", "sampling temperature (model policies)", "1")
     .option("--max-turns <n>", "turn budget per episode (default: the episode loop's)")
     .option("--batch <n>", "episodes advanced together", "64")
-    .option("--out <dir>", "dataset directory to create (default: <runs>/dataset-<date>)")
+    .option(
+      "--out <dir>",
+      "dataset directory (default: <runs>/dataset-<date>); the same command again continues an interrupted collection",
+    )
+    .option(
+      "--chunk-tasks <n>",
+      "tasks per committed chunk: a kill loses at most one chunk's episodes",
+      "256",
+    )
     .option("--runs <dir>", "root folder of run directories", "runs")
     .option(
       "--agent <module>",
@@ -132,6 +140,7 @@ export function register(program: Command): void {
           ? { budgets: { maxTurns: parseNumber("--max-turns", options.maxTurns, { integer: true, min: 1 }) } }
           : {}),
         batchSize: parseNumber("--batch", options.batch, { integer: true, min: 1 }),
+        chunkTasks: parseNumber("--chunk-tasks", options.chunkTasks, { integer: true, min: 1 }),
         out: options.out,
         runsRoot: options.runs,
         onProgress: (p) => progress.update(p.episodes, { kept: p.kept }),

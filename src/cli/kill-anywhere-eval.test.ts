@@ -1,0 +1,175 @@
+/**
+ * Kill anywhere, lose nothing: `agentrl eval`, `eval --agent` and `data collect` SIGKILLed at
+ * seeded random points (kill-harness.ts: when a drawn number of episodes is stored, plus a random
+ * delay), resumed, end with the uninterrupted run's episodes: the same keys and contents, none
+ * twice, `PRAGMA integrity_check` ok, the same pass@k.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, test } from "node:test";
+import { openRunDirectory, runStorePath } from "../store/index.ts";
+import { register as registerData } from "./commands/data.ts";
+import { register as registerEval } from "./commands/eval.ts";
+import { countRows, integrityCheck, killAndResume } from "./kill-harness.ts";
+import { runCli } from "./testing.ts";
+
+const root = mkdtempSync(join(tmpdir(), "agentrl-kill-eval-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+/** The run's episodes by key (sorted), its status, and how many rows it stores. */
+export function storedEpisodes(directory: string) {
+  const store = openRunDirectory(directory);
+  try {
+    const [run] = store.listRuns();
+    const episodes = [...store.iterateTrajectories(run.id)].map(
+      (stored) => [stored.key, withoutTimings(stored.trajectory)] as const,
+    );
+    return {
+      status: run.status,
+      rows: store.countTrajectories(run.id),
+      episodes: episodes.sort(([a], [b]) => a.localeCompare(b)),
+    };
+  } finally {
+    store.close();
+  }
+}
+
+/** Wall-clock measurements (`latencyMs`, `timingsMs`) differ between any two runs; nothing else may. */
+function withoutTimings(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutTimings);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== "latencyMs" && key !== "timingsMs")
+      .map(([key, item]) => [key, withoutTimings(item)]),
+  );
+}
+
+/** The eval's results; `gateway/*` counts the calls of one process, so a resumed run has fewer. */
+function comparable(result: { metrics: Record<string, number>; counts: unknown; totals: unknown }) {
+  const metrics = Object.fromEntries(
+    Object.entries(result.metrics).filter(([key]) => !key.startsWith("gateway/")),
+  );
+  return { metrics, counts: result.counts, totals: result.totals };
+}
+
+test("agentrl eval killed anywhere, then --resume, stores every episode once: the straight run's", async (t) => {
+  const job = ["--policy", "expert", "--tasks", "30", "--n", "8", "--noise", "0.3", "--batch", "4"];
+  const straight = JSON.parse(
+    (await runCli(registerEval, ["eval", ...job, "--runs", root, "--run-id", "straight", "--json"])).out.join(
+      "\n",
+    ),
+  );
+  const directory = join(root, "killed");
+  const total = 30 * 8;
+  const report = await killAndResume({
+    args: ["eval", ...job, "--runs", root, "--run-id", "killed", "--json"],
+    resumeArgs: ["eval", "--resume", directory, "--json"],
+    kills: 4,
+    seed: 1,
+    progress: () => countRows(runStorePath(directory), "trajectories"),
+    total,
+    delayMs: [0, 20],
+    afterKill: () => assert.equal(integrityCheck(runStorePath(directory)), "ok"),
+  });
+  const resumed = JSON.parse(report.stdout);
+  const expected = storedEpisodes(join(root, "straight"));
+  const got = storedEpisodes(directory);
+  assert.equal(integrityCheck(runStorePath(directory)), "ok");
+  assert.equal(got.rows, total, "every episode stored, none twice");
+  assert.deepEqual(got, expected);
+  assert.deepEqual(comparable(resumed), comparable(straight));
+  assert.ok(report.landed >= 3, `kills landed: ${report.landed}`);
+  t.diagnostic(
+    `eval: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
+  );
+});
+
+test("agentrl eval --agent killed anywhere, then --resume, stores every episode once", async (t) => {
+  const agent = resolve("examples/agents/openai.ts");
+  const job = ["--agent", agent, "--policy", "expert", "--tasks", "6", "--n", "4", "--concurrency", "2"];
+  const straight = JSON.parse(
+    (
+      await runCli(registerEval, ["eval", ...job, "--runs", root, "--run-id", "agent-straight", "--json"])
+    ).out.join("\n"),
+  );
+  const directory = join(root, "agent-killed");
+  const total = 6 * 4;
+  const report = await killAndResume({
+    args: ["eval", ...job, "--runs", root, "--run-id", "agent-killed", "--json"],
+    resumeArgs: ["eval", "--resume", directory, "--json"],
+    kills: 3,
+    seed: 2,
+    progress: () => countRows(runStorePath(directory), "trajectories"),
+    total,
+    delayMs: [0, 50],
+    afterKill: () => assert.equal(integrityCheck(runStorePath(directory)), "ok"),
+  });
+  const resumed = JSON.parse(report.stdout);
+  const expected = storedEpisodes(join(root, "agent-straight"));
+  const got = storedEpisodes(directory);
+  assert.equal(got.rows, total, "every episode stored, none twice");
+  assert.deepEqual(
+    got.episodes.map(([key]) => key),
+    expected.episodes.map(([key]) => key),
+  );
+  assert.equal(got.status, "completed");
+  assert.deepEqual(comparable(resumed), comparable(straight));
+  t.diagnostic(
+    `eval --agent: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
+  );
+});
+
+test("agentrl data collect killed anywhere, then run again, collects the straight run's dataset", async (t) => {
+  const job = ["--policy", "expert", "--tasks", "60", "--samples", "2", "--noise", "0.3", "--filter", "all"];
+  const small = ["--keep-per-task", "2", "--chunk-tasks", "3", "--batch", "4", "--json"];
+  const straight = JSON.parse(
+    (
+      await runCli(registerData, [
+        "data",
+        "collect",
+        ...job,
+        ...small,
+        "--out",
+        join(root, "collect-straight"),
+      ])
+    ).out.join("\n"),
+  );
+  const directory = join(root, "collect-killed");
+  const total = 60 * 2;
+  const report = await killAndResume({
+    args: ["data", "collect", ...job, ...small, "--out", directory],
+    kills: 4,
+    seed: 3,
+    progress: () => countRows(runStorePath(directory), "trajectories"),
+    total,
+    delayMs: [0, 20],
+    afterKill: () => assert.equal(integrityCheck(runStorePath(directory)), "ok"),
+  });
+  const resumed = JSON.parse(report.stdout);
+  const expected = storedEpisodes(join(root, "collect-straight"));
+  const got = storedEpisodes(directory);
+  assert.equal(got.rows, total, "every episode stored, none twice");
+  assert.deepEqual(got, expected);
+  const counts = ({
+    tasks,
+    episodes,
+    kept,
+    rejected,
+    rejections,
+    tasksWithKept,
+  }: Record<string, unknown>) => ({
+    tasks,
+    episodes,
+    kept,
+    rejected,
+    rejections,
+    tasksWithKept,
+  });
+  assert.deepEqual(counts(resumed), counts(straight));
+  t.diagnostic(
+    `data collect: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
+  );
+});
