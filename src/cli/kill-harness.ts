@@ -19,8 +19,11 @@ import { createRng } from "../core/random.ts";
 export interface KillRunOptions {
   /** Arguments of the job (after `agentrl`). */
   args: readonly string[];
-  /** Arguments after a kill (default `args`: the job continues when run again). */
-  resumeArgs?: readonly string[];
+  /**
+   * Arguments after a kill (default `args`: the job continues when run again); a function decides
+   * after each kill (e.g. `--resume <dir>` once the run directory exists, else `args` again).
+   */
+  resumeArgs?: readonly string[] | (() => readonly string[]);
   /** Kills to try; fewer land when the job finishes first. */
   kills: number;
   seed: number;
@@ -127,7 +130,7 @@ export async function killAndResume(options: KillRunOptions): Promise<KillRunRep
         report.landed++;
         report.progressAtKill.push(options.progress ? safely(options.progress) : 0);
         options.afterKill?.(kill);
-        args = options.resumeArgs ?? options.args;
+        args = resumeArgs(options);
         continue;
       }
       assert.equal(exit.code, 0, `agentrl ${args.join(" ")} failed: ${child.stderr()}`);
@@ -143,8 +146,13 @@ export async function killAndResume(options: KillRunOptions): Promise<KillRunRep
     report.stdout = child.stdout();
     return report;
   }
-  report.stdout = await runAgentrl(options.resumeArgs ?? options.args, timeoutMs);
+  report.stdout = await runAgentrl(resumeArgs(options), timeoutMs);
   return report;
+}
+
+function resumeArgs(options: KillRunOptions): readonly string[] {
+  const resume = options.resumeArgs ?? options.args;
+  return typeof resume === "function" ? resume() : resume;
 }
 
 /** Progress read while the job writes: a store still being created (or locked) counts as none. */
