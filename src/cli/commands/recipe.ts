@@ -18,7 +18,7 @@ import type { Command } from "commander";
 import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "../../recipe/compare.ts";
 import { loadRecipeConfigFile, parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
 import { clearRecipeOutput } from "../../recipe/output-folder.ts";
-import { runRecipe } from "../../recipe/recipe.ts";
+import { recipeStagesFor, runRecipe, runRecipeStages } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { interruptOnSigint } from "../training-run.ts";
 
@@ -28,6 +28,7 @@ interface RecipeCommandOptions {
   config?: string;
   out?: string;
   fresh?: boolean;
+  stages?: string;
   showConfig?: boolean;
   json?: boolean;
 }
@@ -54,6 +55,10 @@ export function register(program: Command): void {
       "--fresh",
       "delete the output folder first instead of reusing cached stages (only a folder the recipe wrote)",
     )
+    .option(
+      "--stages <names>",
+      "only these stages (comma-separated) and the stages they read, through the same cache; no report",
+    )
     .option("--show-config", "print the resolved config and exit")
     .option("--json", "print the report's verdicts as JSON")
     .action(async (options: RecipeCommandOptions) => {
@@ -65,25 +70,63 @@ export function register(program: Command): void {
         return;
       }
       const out = options.out ?? `runs/recipe-${config.preset}`;
+      const stages = options.stages
+        ? recipeStagesFor(
+            config,
+            options.stages.split(",").map((name) => name.trim()),
+          )
+        : undefined;
       if (options.fresh) clearRecipeOutput(out);
       process.stderr.write(`recipe (${config.preset}) → ${out}\n`);
       let progress: Progress | null = null;
       const interrupt = interruptOnSigint();
       try {
-        const run = await runRecipe({
+        const runOptions = {
           config,
           out,
           signal: interrupt.signal,
-          onStage: ({ name, cached, seconds, event }) => {
+          onStage: ({
+            name,
+            cached,
+            seconds,
+            event,
+          }: {
+            name: string;
+            cached: boolean;
+            seconds: number;
+            event: string;
+          }) => {
             if (event === "end" && cached) process.stderr.write(`  ${name}: cached\n`);
             if (event === "end" && !cached)
               process.stderr.write(`\n  ${name}: done in ${seconds.toFixed(0)}s\n`);
           },
-          onProgress: ({ stage, done, total, info }) => {
-            progress ??= createProgress("recipe", Math.max(1, Math.round(total)));
+          onProgress: ({
+            stage,
+            done,
+            total,
+            info,
+          }: {
+            stage: string;
+            done: number;
+            total: number;
+            info?: string;
+          }) => {
+            progress ??= createProgress("recipe", Math.max(1, Math.round(total)), {
+              quiet: Boolean(options.json),
+            });
             progress.update(Math.round(done), { stage, ...(info ? { at: info } : {}) });
           },
-        });
+        };
+        if (stages) {
+          const { results, outcomes } = await runRecipeStages({ ...runOptions, stages });
+          (progress as Progress | null)?.stop();
+          if (options.json) console.log(JSON.stringify({ outcomes, results }, null, 2));
+          else
+            for (const outcome of outcomes)
+              console.log(`${outcome.name}: ${outcome.cached ? "cached" : "done"}`);
+          return;
+        }
+        const run = await runRecipe(runOptions);
         (progress as Progress | null)?.stop();
         if (options.json) {
           console.log(JSON.stringify({ files: run.files, verdicts: run.report.verdicts }, null, 2));
