@@ -89,18 +89,18 @@ test("agentrl eval killed anywhere, then --resume, stores every episode once: th
 
 test("agentrl eval --agent killed anywhere, then --resume, stores every episode once", async (t) => {
   const agent = resolve("examples/agents/openai.ts");
-  const job = ["--agent", agent, "--policy", "expert", "--tasks", "6", "--n", "4", "--concurrency", "2"];
+  const job = ["--agent", agent, "--policy", "expert", "--tasks", "4", "--n", "4", "--concurrency", "2"];
   const straight = JSON.parse(
     (
       await runCli(registerEval, ["eval", ...job, "--runs", root, "--run-id", "agent-straight", "--json"])
     ).out.join("\n"),
   );
   const directory = join(root, "agent-killed");
-  const total = 6 * 4;
+  const total = 4 * 4;
   const report = await killAndResume({
     args: ["eval", ...job, "--runs", root, "--run-id", "agent-killed", "--json"],
     resumeArgs: ["eval", "--resume", directory, "--json"],
-    kills: 3,
+    kills: 2,
     seed: 2,
     progress: () => countRows(runStorePath(directory), "trajectories"),
     total,

@@ -161,8 +161,8 @@ test("agentrl train rl killed anywhere, then --resume: every step's episodes onc
 
 test("agentrl train sft killed anywhere, then --resume: the straight run's losses, one per step", async (t) => {
   const data = join(root, "sft-data");
-  await collectDataset({ tasks: { count: 30, seed: 1, family: "lookup" }, seed: 1, noise: 0.3, out: data });
-  const steps = 8;
+  await collectDataset({ tasks: { count: 20, seed: 1, family: "lookup" }, seed: 1, noise: 0.3, out: data });
+  const steps = 6;
   const config = configFile("sft", {
     name: "tiny-sft",
     base,
@@ -173,7 +173,7 @@ test("agentrl train sft killed anywhere, then --resume: the straight run's losse
     buckets: [64, 128],
     learningRate: 3e-3,
     warmupSteps: 2,
-    heldoutEvery: 4,
+    heldoutEvery: 3,
     checkpointEvery: 1,
     seed: 1,
   });
