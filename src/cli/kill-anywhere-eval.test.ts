@@ -12,7 +12,7 @@ import { after, test } from "node:test";
 import { openRunDirectory, runStorePath } from "../store/index.ts";
 import { register as registerData } from "./commands/data.ts";
 import { register as registerEval } from "./commands/eval.ts";
-import { countRows, integrityCheck, killAndResume } from "./kill-harness.ts";
+import { countRows, integrityCheck, killAndResume, startAgentrl } from "./kill-harness.ts";
 import { runCli } from "./testing.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-kill-eval-"));
@@ -173,3 +173,51 @@ test("agentrl data collect killed anywhere, then run again, collects the straigh
     `data collect: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
   );
 });
+
+test("SIGTERM interrupts eval and data collect: the run is marked interrupted, eval says how to resume", async () => {
+  const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+  for (const [name, args, resume] of [
+    [
+      "eval",
+      ["eval", "--policy", "expert", "--tasks", "200", "--n", "4", "--runs", root, "--run-id", "term-eval"],
+      ["eval", "--resume", join(root, "term-eval")],
+    ],
+    [
+      "data collect",
+      [
+        "data",
+        "collect",
+        "--policy",
+        "expert",
+        "--tasks",
+        "400",
+        "--chunk-tasks",
+        "2",
+        "--out",
+        join(root, "term-collect"),
+      ],
+      null,
+    ],
+  ] as const) {
+    const directory = join(root, name === "eval" ? "term-eval" : "term-collect");
+    const child = startAgentrl(args);
+    while (child.running() && safeCount(directory) < 8) await sleep(5);
+    child.kill("SIGTERM");
+    const exit = await child.exited(60_000);
+    assert.notEqual(exit.code, 0, `${name} reports the interruption: ${child.stderr()}`);
+    const store = openRunDirectory(directory, { readOnly: true });
+    const [run] = store.listRuns();
+    store.close();
+    assert.equal(run.status, "interrupted", `${name}: ${child.stderr()}`);
+    if (resume) assert.match(child.stderr(), /resume with agentrl eval --resume/);
+  }
+});
+
+function safeCount(directory: string): number {
+  try {
+    return countRows(runStorePath(directory), "trajectories");
+  } catch (error) {
+    if (/no such table|unable to open|locked/i.test(String(error))) return 0;
+    throw error;
+  }
+}

@@ -64,7 +64,8 @@ export async function runAgentrl(args: readonly string[], timeoutMs = 120_000): 
   return child.stdout();
 }
 
-function startAgentrl(args: readonly string[]) {
+/** Starts `agentrl <args>` as a child process (stdout and stderr collected). */
+export function startAgentrl(args: readonly string[]) {
   const child = spawn(process.execPath, ["bin/agentrl.js", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -79,7 +80,7 @@ function startAgentrl(args: readonly string[]) {
   );
   return {
     running: () => child.exitCode === null && child.signalCode === null,
-    kill: () => child.kill("SIGKILL"),
+    kill: (signal: NodeJS.Signals = "SIGKILL") => child.kill(signal),
     stdout: () => stdout,
     stderr: () => stderr,
     exited: async (timeoutMs: number) => {

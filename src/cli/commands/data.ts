@@ -29,6 +29,7 @@ import { exportVerlParquet } from "../../data/verl-parquet.ts";
 import { directoryRun, exportOpenAiJsonl, openRunDirectory } from "../../store/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { createProgress } from "../progress.ts";
+import { interruptOnSigint } from "../training-run.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 const EXPORT_FORMATS = ["openai-jsonl", "verl-parquet"] as const;
@@ -127,7 +128,10 @@ export function register(program: Command): void {
         printCollect(result, Boolean(options.json));
         return;
       }
+      // Ctrl-C or SIGTERM: the run is marked interrupted; the same command continues it.
+      const interrupt = interruptOnSigint();
       const result = await collectDataset({
+        signal: interrupt.signal,
         policy: options.policy,
         policyOptions: { temperature: parseNumber("--temperature", options.temperature, { min: 0 }) },
         tasks,
@@ -144,7 +148,7 @@ export function register(program: Command): void {
         out: options.out,
         runsRoot: options.runs,
         onProgress: (p) => progress.update(p.episodes, { kept: p.kept }),
-      });
+      }).finally(() => interrupt.dispose());
       progress.stop();
       printCollect(result, Boolean(options.json));
     });
