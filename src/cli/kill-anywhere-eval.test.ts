@@ -111,11 +111,14 @@ test("agentrl eval --agent killed anywhere, then --resume, stores every episode 
   const expected = storedEpisodes(join(root, "agent-straight"));
   const got = storedEpisodes(directory);
   assert.equal(got.rows, total, "every episode stored, none twice");
-  assert.deepEqual(
-    got.episodes.map(([key]) => key),
-    expected.episodes.map(([key]) => key),
-  );
-  assert.equal(got.status, "completed");
+  // The gateway names episodes and calls with random ids; everything else is the straight run's.
+  const withoutIds = (value: unknown) =>
+    JSON.parse(
+      JSON.stringify(value)
+        .replace(/ep-[0-9a-f]{16}/g, "ep-*")
+        .replace(/call_[0-9a-f]{24}/g, "call_*"),
+    );
+  assert.deepEqual(withoutIds(got), withoutIds(expected));
   assert.deepEqual(comparable(resumed), comparable(straight));
   t.diagnostic(
     `eval --agent: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
