@@ -53,7 +53,10 @@ function runDirectoriesWithRun(root: string): string[] {
         store.close();
       }
     } catch (error) {
-      if (/no such table|unable to open|not a database|not an agentrl store|schema version/i.test(String(error))) return false;
+      if (
+        /no such table|unable to open|not a database|not an agentrl store|schema version/i.test(String(error))
+      )
+        return false;
       throw error;
     }
   });
