@@ -15,7 +15,7 @@ import { saveTinyBase, TINY_MODEL } from "../rl/testing.ts";
 import { isRunDirectory, listRunDirectories, openRunDirectory, runStorePath } from "../store/index.ts";
 import { register as registerPretrain } from "./commands/pretrain.ts";
 import { register as registerTrain } from "./commands/train.ts";
-import { countRows, integrityCheck, killAndResume } from "./kill-harness.ts";
+import { countRows, integrityCheck, killAndResume, startAgentrl } from "./kill-harness.ts";
 import { runCli } from "./testing.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-kill-train-"));
@@ -271,4 +271,39 @@ test("agentrl pretrain killed anywhere, then --resume: the straight run's losses
   t.diagnostic(
     `pretrain: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} steps), ${steps - got["loss/train"].length} steps lost`,
   );
+});
+
+test("SIGTERM interrupts pretrain: a checkpoint at the step reached, the run marked interrupted", async () => {
+  const runs = join(root, "pretrain-term-runs");
+  const config = configFile("pretrain-term", {
+    name: "tiny-term",
+    mix: "strong",
+    model: TINY_MODEL,
+    steps: 200,
+    tokensPerStep: 512,
+    checkpointEvery: 1000,
+    cardEpisodes: 0,
+    out: join(root, "models-term"),
+  });
+  const child = startAgentrl(["pretrain", "--config", config, "--runs", runs]);
+  const steps = () => {
+    const [directory] = runDirectoriesWithRun(runs);
+    return directory ? countRows(runStorePath(directory), "metrics", "WHERE key = 'loss/train'") : 0;
+  };
+  while (child.running() && steps() < 2) await new Promise((done) => setTimeout(done, 5));
+  child.kill("SIGTERM");
+  const exit = await child.exited(60_000);
+  assert.notEqual(exit.code, 0);
+  assert.match(child.stderr(), /pretrain: aborted at step \d+; the checkpoint in .* resumes it/);
+  const [directory] = runDirectoriesWithRun(runs);
+  const store = openRunDirectory(directory, { readOnly: true });
+  try {
+    const [run] = store.listRuns();
+    assert.equal(run.status, "interrupted");
+    const reached = store.metrics(run.id, "loss/train").length;
+    assert.ok(reached < 200, "stopped early");
+    assert.equal(store.latestArtifact(run.id, "checkpoint")?.step, reached, "checkpointed where it stopped");
+  } finally {
+    store.close();
+  }
 });

@@ -50,6 +50,8 @@ export interface PretrainOptions {
   store: Store;
   runId: string;
   onProgress?: (progress: PretrainProgress) => void;
+  /** Ctrl-C / SIGTERM: the step in flight finishes, a checkpoint is saved, and the call throws. */
+  signal?: AbortSignal;
   /**
    * Another corpus than `config.mix` (an orchestrator's episodes): its vocabulary (words beyond the
    * tokenizer's fixed prefix) and its episode batches. `config.mix` is then only a label.
@@ -163,6 +165,15 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
       tokensPerSecond: tokensSinceStart / seconds,
     });
     if (state.step % config.checkpointEvery === 0 || state.step === lastStep) await save();
+    else if (options.signal?.aborted) await save();
+    if (options.signal?.aborted && state.step < lastStep) {
+      disposeTree(state.params);
+      disposeTree(state.opt as never);
+      trainer.dispose();
+      throw new Error(
+        `pretrain: aborted at step ${state.step}; the checkpoint in ${checkpointDir} resumes it`,
+      );
+    }
   }
 
   // ---- the finished base --------------------------------------------------------------------------

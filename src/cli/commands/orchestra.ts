@@ -123,10 +123,11 @@ export function register(program: Command): void {
         const summary = await runTraining(
           run,
           { label, steps: config.steps, quiet: Boolean(options.json) },
-          async ({ progress }) => {
+          async ({ progress, signal }) => {
             const result = await pretrainOrchestrator({
               ...run,
               runDir: directory,
+              signal,
               onProgress: (p) =>
                 progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
             });

@@ -11,7 +11,7 @@ import { evaluateForCard, writeModelCard } from "../../pretrain/model-card.ts";
 import { pretrain } from "../../pretrain/pretrain.ts";
 import { finishRunAfterError } from "../../store/run-failure.ts";
 import { createProgress } from "../progress.ts";
-import { openTrainingRun } from "../training-run.ts";
+import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
 
 /** A pretraining run: fresh from a config (file plus flag overrides, validated), or `--resume`d. */
 export function openPretrainRun(
@@ -53,12 +53,14 @@ export function register(program: Command): void {
       const progress = createProgress(`pretrain ${config.name}`, config.steps, {
         quiet: Boolean(options.json),
       });
+      const interrupt = interruptOnSigint();
       try {
         const result = await pretrain({
           config,
           runDir: directory,
           store,
           runId,
+          signal: interrupt.signal,
           onProgress: (p) =>
             progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
         });
@@ -88,9 +90,10 @@ export function register(program: Command): void {
             );
         }
       } catch (error) {
-        finishRunAfterError(store, runId, error);
+        finishRunAfterError(store, runId, error, interrupt.signal);
         throw error;
       } finally {
+        interrupt.dispose();
         store.close();
       }
     });
