@@ -5,9 +5,10 @@
  * twice, `PRAGMA integrity_check` ok, the same pass@k.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, test } from "node:test";
 import { openRunDirectory, runStorePath } from "../store/index.ts";
 import { register as registerData } from "./commands/data.ts";
@@ -224,3 +225,22 @@ function safeCount(directory: string): number {
     throw error;
   }
 }
+
+test("eval --run-id after a kill during the run's creation: an empty folder, or a run without its task list", async () => {
+  const job = ["eval", "--policy", "expert", "--tasks", "3", "--n", "2", "--runs", root, "--json"];
+  mkdirSync(join(root, "created-empty"));
+  const fromEmpty = JSON.parse(
+    (await runCli(registerEval, [...job, "--run-id", "created-empty"])).out.join("\n"),
+  );
+  assert.equal(fromEmpty.totals.samples, 6);
+  // A run killed before its task list was written: the run row only.
+  await runCli(registerEval, [...job, "--run-id", "created-bare"]);
+  const database = new DatabaseSync(runStorePath(join(root, "created-bare")));
+  database.exec("DELETE FROM trajectories; DELETE FROM state; DELETE FROM metrics; DELETE FROM artifacts");
+  database.close();
+  const fromBare = JSON.parse(
+    (await runCli(registerEval, [...job, "--run-id", "created-bare"])).out.join("\n"),
+  );
+  assert.deepEqual(comparable(fromBare), comparable(fromEmpty));
+  assert.equal(storedEpisodes(join(root, "created-bare")).rows, 6);
+});

@@ -35,6 +35,7 @@ export {
   createRunDirectory,
   DEFAULT_RUNS_ROOT,
   directoryRun,
+  isAbandonedRunDirectory,
   isRunDirectory,
   listRunDirectories,
   openOrCreateRunDirectory,

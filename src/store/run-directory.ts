@@ -54,7 +54,7 @@ export function createRunDirectory(
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      if (options.id !== undefined && abandonedCreation(join(root, id))) break;
+      if (options.id !== undefined && isAbandonedRunDirectory(join(root, id))) break;
       if (options.id !== undefined) throw new Error(`run directory ${join(root, id)} already exists`);
       id = `${defaultRunId(options.kind)}-${n}`;
     }
@@ -80,7 +80,7 @@ export function createRunDirectory(
  * without runs. Two processes taking one over at once cannot both succeed: `createRun` of the same
  * id in the same store fails for the second.
  */
-function abandonedCreation(directory: string): boolean {
+export function isAbandonedRunDirectory(directory: string): boolean {
   const entries = readdirSync(directory);
   if (entries.length === 0) return true;
   if (!entries.every((name) => name.startsWith(STORE_FILE))) return false;
@@ -126,10 +126,11 @@ export function directoryRun(store: Store, directory: string): RunRecord {
   );
 }
 
-/** Run directories under `root` (folders holding a store), sorted by name. */
+/** Run directories under `root` (folders holding a store, hidden ones aside), sorted by name. */
 export function listRunDirectories(root: string = DEFAULT_RUNS_ROOT): string[] {
   if (!existsSync(root)) return [];
   return readdirSync(root)
+    .filter((name) => !name.startsWith(".")) // staging folders of runs being built (staged-run-directory.ts)
     .map((name) => join(root, name))
     .filter((path) => statSync(path).isDirectory() && isRunDirectory(path))
     .sort();
