@@ -2,6 +2,7 @@
  * `agentrl data`: SFT and RL datasets.
  *
  *   agentrl data collect --policy expert --tasks 2000 --noise 0.2 --template-share sum3=0.25 --out runs/sft-real
+ *                           (after a crash or Ctrl-C, the same command continues the collection)
  *   agentrl data collect --agent examples/agents/ai-sdk.ts --policy models/base-strong --tasks 200 --samples 4
  *   agentrl data stitch --tasks 2000 --template-share sum3=0.25 --out runs/sft-stitched
  *   agentrl data stats runs/sft-real

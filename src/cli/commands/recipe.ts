@@ -7,6 +7,8 @@
  *   agentrl recipe --full          longer training and larger evaluations (README: measured duration)
  *   agentrl recipe --config my.json --out runs/my-recipe
  *   agentrl recipe --show-config   print the resolved config (every field) and exit
+ *   agentrl recipe --stages sft-real,select
+ *                                  only those stages and the stages they read (same cache), no report
  *   agentrl recipe compare runs/recipe-default runs/recipe-seed2 runs/recipe-seed3
  *                                  the verdicts of several runs (seeds) side by side
  *
