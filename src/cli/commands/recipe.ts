@@ -20,7 +20,7 @@ import type { Command } from "commander";
 import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "../../recipe/compare.ts";
 import { loadRecipeConfigFile, parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
 import { clearRecipeOutput } from "../../recipe/output-folder.ts";
-import { recipeStagesFor, runRecipe, runRecipeStages } from "../../recipe/recipe.ts";
+import { type RunRecipeOptions, recipeStagesFor, runRecipe, runRecipeStages } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { interruptOnSigint } from "../training-run.ts";
 
@@ -83,36 +83,16 @@ export function register(program: Command): void {
       let progress: Progress | null = null;
       const interrupt = interruptOnSigint();
       try {
-        const runOptions = {
+        const runOptions: RunRecipeOptions = {
           config,
           out,
           signal: interrupt.signal,
-          onStage: ({
-            name,
-            cached,
-            seconds,
-            event,
-          }: {
-            name: string;
-            cached: boolean;
-            seconds: number;
-            event: string;
-          }) => {
+          onStage: ({ name, cached, seconds, event }) => {
             if (event === "end" && cached) process.stderr.write(`  ${name}: cached\n`);
             if (event === "end" && !cached)
               process.stderr.write(`\n  ${name}: done in ${seconds.toFixed(0)}s\n`);
           },
-          onProgress: ({
-            stage,
-            done,
-            total,
-            info,
-          }: {
-            stage: string;
-            done: number;
-            total: number;
-            info?: string;
-          }) => {
+          onProgress: ({ stage, done, total, info }) => {
             progress ??= createProgress("recipe", Math.max(1, Math.round(total)), {
               quiet: Boolean(options.json),
             });
