@@ -119,7 +119,10 @@ export async function killAndResume(options: KillRunOptions): Promise<KillRunRep
     report.tried++;
     if (options.progress && targets.length > 0) {
       while (child.running() && safely(options.progress) < targets[kill]) {
-        assert.ok(Date.now() < deadline, `agentrl ${args.join(" ")} made no progress: ${child.stderr()}`);
+        if (Date.now() >= deadline) {
+          child.kill();
+          assert.fail(`agentrl ${args.join(" ")} made no progress in ${timeoutMs} ms: ${child.stderr()}`);
+        }
         await sleep(5);
       }
     }
