@@ -180,7 +180,7 @@ test("agentrl train sft killed anywhere, then --resume: the straight run's losse
     checkpointEvery: 1,
     seed: 1,
   });
-  await runCli(registerTrain, [
+  const straight = await runCli(registerTrain, [
     "train",
     "sft",
     "--config",
@@ -206,6 +206,13 @@ test("agentrl train sft killed anywhere, then --resume: the straight run's losse
     },
   });
   assert.equal(integrityCheck(runStorePath(directory)), "ok");
+  const result = JSON.parse(report.stdout);
+  const straightResult = JSON.parse(straight.out.join("\n"));
+  for (const key of ["finalLoss", "initialHeldoutLoss", "finalHeldoutLoss"])
+    assert.ok(
+      Math.abs(result[key] - straightResult[key]) <= 1e-4,
+      `${key}: ${result[key]} vs ${straightResult[key]}`,
+    );
   const keys = ["loss/train", "loss/heldout"];
   const got = storedMetrics(directory, keys);
   const expected = storedMetrics(join(root, "sft-straight"), keys);
@@ -231,7 +238,7 @@ test("agentrl pretrain killed anywhere, then --resume: the straight run's losses
       seed: 1,
       out: join(root, out),
     });
-  await runCli(registerPretrain, [
+  const straight = await runCli(registerPretrain, [
     "pretrain",
     "--config",
     config("models-straight"),
@@ -263,10 +270,15 @@ test("agentrl pretrain killed anywhere, then --resume: the straight run's losses
     },
   });
   assert.equal(runDirectoriesWithRun(runs).length, 1, "one run, resumed");
+  const finalLoss = JSON.parse(report.stdout).finalLoss;
+  const straightLoss = JSON.parse(straight.out.join("\n")).finalLoss;
+  assert.ok(Math.abs(finalLoss - straightLoss) <= 1e-4, `finalLoss: ${finalLoss} vs ${straightLoss}`);
   const keys = ["loss/train"];
   const got = storedMetrics(directory()!, keys);
-  const [straight] = runDirectoriesWithRun(root).filter((dir) => dir.includes("pretrain-tiny-pretrain"));
-  const expected = storedMetrics(straight, keys);
+  const [straightDirectory] = runDirectoriesWithRun(root).filter((dir) =>
+    dir.includes("pretrain-tiny-pretrain"),
+  );
+  const expected = storedMetrics(straightDirectory, keys);
   for (const key of keys) assertClose(got[key], expected[key], key);
   t.diagnostic(
     `pretrain: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} steps), ${steps - got["loss/train"].length} steps lost`,

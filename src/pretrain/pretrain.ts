@@ -176,6 +176,10 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
     }
   }
 
+  // Resumed after the last step (a kill between its checkpoint and the end): its loss is stored.
+  if (Number.isNaN(loss))
+    loss = store.metrics(runId, "loss/train").find((point) => point.step === state.step)?.value ?? Number.NaN;
+
   // ---- the finished base --------------------------------------------------------------------------
   const outDir = join(config.out, config.name);
   mkdirSync(config.out, { recursive: true });
