@@ -148,9 +148,15 @@ export async function killAndResume(options: KillRunOptions): Promise<KillRunRep
     }
     // The job finished before this kill point: it is complete.
     report.stdout = child.stdout();
-    return report;
+    return landedOnce(report);
   }
   report.stdout = await runAgentrl(resumeArgs(options), timeoutMs);
+  return landedOnce(report);
+}
+
+/** A run no kill hit tests nothing: at least one must land. */
+function landedOnce(report: KillRunReport): KillRunReport {
+  assert.ok(report.landed > 0, `no kill landed in ${report.tried} tries: the job finished first`);
   return report;
 }
 
