@@ -12,8 +12,8 @@
  *   full     the same experiments with larger evaluations and longer training.
  * Measured durations have one home, docs/recipe.md.
  */
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readJsonFile } from "../core/config-file.ts";
 import { REWARD_PRESETS } from "../reward/index.ts";
 import { RL_ESTIMATORS } from "../rl/config.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
@@ -392,33 +392,10 @@ export function parseRecipeConfig(input: unknown = {}, preset?: RecipePreset, so
   return result.data;
 }
 
-/** Line and column (1-based) of a character offset in a text. */
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset).split("\n");
-  return { line: before.length, column: before[before.length - 1].length + 1 };
-}
-
 /**
  * A config file (`agentrl recipe --config <file>`) read, parsed and validated: an unreadable file,
  * invalid JSON (with its line and column) and every bad field are errors naming the file.
  */
 export function loadRecipeConfigFile(path: string, preset?: RecipePreset): RecipeConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new Error(`recipe config ${path}: cannot read the file (${(error as Error).message})`);
-  }
-  let input: unknown;
-  try {
-    input = JSON.parse(text);
-  } catch (error) {
-    const message = (error as Error).message.replace(/\s*\(line \d+ column \d+\)$/, "");
-    const offset = /at position (\d+)/.exec(message);
-    const at = offset ? lineColumn(text, Number(offset[1])) : null;
-    throw new Error(
-      `recipe config ${path}${at ? `:${at.line}:${at.column}` : ""}: not valid JSON (${message})`,
-    );
-  }
-  return parseRecipeConfig(input, preset, path);
+  return parseRecipeConfig(readJsonFile(path, "recipe config"), preset, path);
 }

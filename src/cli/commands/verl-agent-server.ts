@@ -10,9 +10,10 @@
  * requests that name none (a checkpoint served in process, or openai:<url>#<model>). With
  * `--store <dir>` every episode is kept as it ends (a run directory, created if missing).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { loadAgent } from "../../agents/load-agent.ts";
+import { readJsonFile } from "../../core/config-file.ts";
 import { DEFAULT_BUDGETS, type EpisodeBudgets } from "../../env/run-episodes.ts";
 import { LONG_FORM_BUDGETS, openToolSetup, resolveEvalTasks } from "../../eval/run-eval.ts";
 import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
@@ -32,12 +33,7 @@ function rewardOf(raw: string): RewardSpec | string {
     throw new Error(
       `--reward: "${raw}" is neither a preset (${Object.keys(REWARD_PRESETS).join(", ")}) nor a JSON spec file`,
     );
-  let spec: unknown;
-  try {
-    spec = JSON.parse(readFileSync(raw, "utf8"));
-  } catch (error) {
-    throw new Error(`--reward ${raw}: not valid JSON: ${(error as Error).message}`);
-  }
+  const spec = readJsonFile(raw, "--reward");
   if (typeof spec !== "object" || spec === null || !Array.isArray((spec as RewardSpec).outcome))
     throw new Error(`--reward ${raw}: a spec is {"outcome": [{"name": …, "weight"?: …}], "turn"?: […]}`);
   return resolveRewardSpec(spec as RewardSpec);

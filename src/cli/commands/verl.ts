@@ -329,6 +329,7 @@ export function register(program: Command): void {
           n: run.n,
           dropped: run.dropped,
           infra: run.infra,
+          alreadyImported: run.alreadyImported,
           metrics: run.result.metrics,
         }));
         if (flags.json) {
@@ -339,7 +340,7 @@ export function register(program: Command): void {
           const pass1 = run.result.curves.overall.find((point) => point.k === 1)?.passAtK ?? Number.NaN;
           const passN = run.result.curves.overall.find((point) => point.k === run.n)?.passAtK ?? Number.NaN;
           console.log(
-            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}${run.infra ? ` (${run.infra} infra failures left out)` : ""}`,
+            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}${run.infra ? ` (${run.infra} infra failures left out)` : ""}${run.alreadyImported ? " (already imported)" : ""}`,
           );
         }
       },
