@@ -70,7 +70,8 @@ async function passAt1(name: string, agent: AgentSourceOptions): Promise<number>
           `${name}: ${trajectory.id} failed: ${trajectory.info?.error}`,
         );
         assert.ok(trajectory.turns.length > 0, `${name}: ${trajectory.id} has turns`);
-        const episodeId = (trajectory.info?.gateway as { episodeId: string }).episodeId;
+        const episodeId = (trajectory.info?.gateway as { episodeId?: string } | undefined)?.episodeId;
+        assert.ok(episodeId, `${name}: a gateway trajectory records its episode`);
         const calls = keys
           .filter((key) => key.startsWith(`gateway/calls/${episodeId}/`))
           .map((key) => store.getState<GatewayCall>(run.id, key)!);
