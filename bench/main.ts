@@ -28,6 +28,7 @@ const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   // After eval and rl: their episodes/s against the PyTorch agent-loop reference.
   loop: async () => (await import("./agent-loop.ts")).benchAgentLoop(figures),
   "agent-server": async () => (await import("./agent-server.ts")).benchAgentServer(),
+  "agent-eval": async () => (await import("./agent-eval.ts")).benchAgentEval(),
 };
 const selected = values.only ? values.only.split(",") : Object.keys(suites);
 for (const name of selected) {

@@ -6,13 +6,16 @@
  * allocates past the limit has its worker terminated: the episode is an `agent` failure and the
  * next episode starts a fresh worker (a module-level state is lost with it, as with a crash).
  *
- * Why threads and not processes (measured on this project's examples, 2 cores, Node 24): a worker
- * is ready in ~235 ms against ~285 ms for a child process, almost all of it the agent's own imports
- * (openai: ~210 ms, @openai/agents: ~700 ms, in either); a message round trip is ~0.2 ms; eight
- * slots of the `openai` example add ~330 MB to this process against ~850 MB for eight processes.
- * A thread contains exactly the failures above; what it cannot contain is a crash of native code
- * (a segfaulting addon, `process.abort()`), which takes the whole run down, and `process.chdir`,
- * which workers do not have. An agent that needs either runs as `--agent-cmd`.
+ * Why threads and not processes (measured on this project's examples, 2 idle cores, Node 24): a
+ * worker is ready in ~235 ms against ~285 ms for a child process, almost all of it the agent's own
+ * imports (openai: ~210 ms, @openai/agents: ~700 ms, in either); a message round trip is ~0.2 ms;
+ * eight slots of the `openai` example add ~330 MB to this process against ~850 MB for eight
+ * processes. A thread contains exactly the failures above; what it cannot contain is a crash of
+ * native code (a segfaulting addon, `process.abort()`), which takes the whole run down, and
+ * `process.chdir`, which workers do not have. An agent that needs either runs as `--agent-cmd`.
+ * Each slot compiles the agent's module graph again (TypeScript stripped by Node, ~1.3 s for one
+ * that imports agentrl's world tools on a loaded machine): the worker turns Node's compile cache
+ * on, which brings that to ~0.2 s once one slot has filled it.
  *
  * The agent's stdout goes to this process's stderr (so `--json` output stays clean); its stderr is
  * kept with the episode.
