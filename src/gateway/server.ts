@@ -28,7 +28,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
+import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
 import { parseCompletion } from "./completion.ts";
@@ -179,11 +179,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       try {
         // The task id lets `agentrl serve` hand a scripted policy its task (other servers ignore it).
         const taskId = episode.meta.taskId;
-        upstreamResponse = await upstream.post(
-          request,
-          episode.controller.signal,
-          taskId ? { [TASK_ID_HEADER]: taskId } : undefined,
-        );
+        // The episode id lets `agentrl serve` keep the episode's KV cache between its calls.
+        upstreamResponse = await upstream.post(request, episode.controller.signal, {
+          [EPISODE_ID_HEADER]: episode.id,
+          ...(taskId ? { [TASK_ID_HEADER]: taskId } : {}),
+        });
       } catch (error) {
         record(episode, failed(`the upstream could not be reached: ${(error as Error).message}`));
         if (episode.controller.signal.aborted)
