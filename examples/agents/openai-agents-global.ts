@@ -13,7 +13,11 @@ import { z } from "zod";
 // Outside this repository: import { worldTools } from "agentrl";
 import { worldTools } from "../../src/agents/public.ts";
 
-setDefaultOpenAIClient(new OpenAI({ maxRetries: 0 }));
+// This repository's `openai` (6.x) is older than the one @openai/agents brings (7.x): the client
+// works with it, only its type differs. With matching versions, no cast.
+setDefaultOpenAIClient(
+  new OpenAI({ maxRetries: 0 }) as unknown as Parameters<typeof setDefaultOpenAIClient>[0],
+);
 // Tracing would send spans to OpenAI.
 setTracingDisabled(true);
 const model = process.env.AGENTRL_MODEL ?? "gpt-4.1-mini";
