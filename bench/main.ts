@@ -30,6 +30,7 @@ const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   "agent-server": async () => (await import("./agent-server.ts")).benchAgentServer(),
   // Bounded loopback load, good and hostile, on serve and the gateway (10 s warm-up + 10 s each).
   soak: async () => (await import("./soak.ts")).benchSoak(),
+  "agent-eval": async () => (await import("./agent-eval.ts")).benchAgentEval(),
 };
 const selected = values.only ? values.only.split(",") : Object.keys(suites);
 for (const name of selected) {

@@ -5,18 +5,27 @@
  * updates them between steps), so the trajectories carry exactly the ids and log-probs the update
  * needs; episode seeds, groups and ids are the trainer's. Sampling settings an agent sends are
  * ignored: the trainer's policy decides them (as agent-lightning's gateway forces its temperature).
+ * The agent runs in slots (agent-source.ts: worker threads for a module, a process per episode for
+ * a command), opened for each step's gateway and closed with it. An episode whose upstream call
+ * failed carries an `infra` failure; an agent's own failure an `agent` one.
  */
 import type { RunEpisodesOptions } from "../env/run-episodes.ts";
 import { startGateway } from "../gateway/server.ts";
 import { httpUpstream } from "../gateway/upstream.ts";
 import { startChatServer } from "../serve/server.ts";
+import { infraFailure } from "../types/failure.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Trajectory } from "../types/trajectory.ts";
+import { upstreamFailed } from "./agent-runner.ts";
+import { type AgentSource, openSlot } from "./agent-source.ts";
 import { runAgentEpisode } from "./run-episode.ts";
+import type { AgentSlot } from "./slot.ts";
+import { startToolsServer } from "./tools-server.ts";
 import type { AgentFunction } from "./types.ts";
 
 export interface AgentRolloutOptions {
-  agent: AgentFunction;
+  /** An agent function (run in process) or where the agent comes from. */
+  agent: AgentFunction | AgentSource;
   /** Milliseconds an episode may run (default 120 000). */
   timeoutMs?: number;
   /** Episodes running at once (default: the trainer's batch size). */
@@ -57,17 +66,29 @@ export function agentRollout(
       policyId: options.policy.id,
       log: () => {},
     });
+    const source: AgentSource =
+      typeof agentOptions.agent === "function"
+        ? { kind: "function", agent: agentOptions.agent }
+        : agentOptions.agent;
+    const tools = source.kind === "command" ? await startToolsServer(token) : null;
+    const slots: AgentSlot[] = [];
     try {
       const out: Trajectory[] = new Array(options.episodes.length);
       let next = 0;
       let breaks = 0;
-      const worker = async () => {
+      const worker = async (slotIndex: number) => {
+        const slotId = `s${slotIndex}`;
+        const slot = openSlot(source, slotId, gateway, token);
+        slots.push(slot);
         while (next < options.episodes.length) {
           const index = next++;
           const spec = options.episodes[index];
           const { trajectory, prefixBreaks } = await runAgentEpisode({
             gateway,
-            agent: agentOptions.agent,
+            slot,
+            slotId,
+            toolsURL: (task) =>
+              tools && task.worldSeed !== undefined ? tools.worldURL(task.worldSeed) : undefined,
             task: spec.task,
             key: spec.id ?? `${spec.task.id}/${index}`,
             seed: spec.seed,
@@ -77,15 +98,22 @@ export function agentRollout(
             ...(options.signal ? { signal: options.signal } : {}),
           });
           breaks += prefixBreaks;
+          if (upstreamFailed(trajectory))
+            trajectory.failure = infraFailure("upstream-failed", "an upstream call of the episode failed");
           out[index] = { ...trajectory, ...(spec.group !== undefined ? { group: spec.group } : {}) };
           await options.onEpisode?.(out[index]);
         }
       };
-      const workers = Math.min(agentOptions.concurrency ?? batch, options.episodes.length);
-      await Promise.all(Array.from({ length: workers }, worker));
+      // Slots of a module or command hold a thread or process each: at most 16 unless asked.
+      const concurrency =
+        agentOptions.concurrency ?? (source.kind === "function" ? batch : Math.min(batch, 16));
+      const workers = Math.min(concurrency, options.episodes.length);
+      await Promise.all(Array.from({ length: workers }, (_, slotIndex) => worker(slotIndex)));
       agentOptions.onPrefixBreaks?.(breaks);
       return out;
     } finally {
+      await Promise.all(slots.map((slot) => slot.close()));
+      await tools?.close();
       await gateway.close();
       await server.close();
     }

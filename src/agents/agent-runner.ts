@@ -2,10 +2,13 @@
  * Running a user's agent on many episodes through one in-process recording gateway: the upstream
  * (`--policy`: a checkpoint or scripted policy served in process, or `openai:<url>#<model>`), the
  * gateway with a fresh token, the run's records (every call under `gateway/calls/<episode>/<seq>`,
- * the tools the agent offered, the in-process model's tokenizer), and a pool of `concurrency`
- * workers, each episode under its timeout and rerun up to `retries` times with the same seed when
- * an upstream call (not the agent) failed. `evaluateAgent` (eval --agent) and `collectAgentDataset`
- * (data collect --agent) both run their episodes with it.
+ * the tools the agent offered, the in-process model's tokenizer), and `concurrency` slots
+ * (agent-source.ts: worker threads for `--agent`, a process per episode for `--agent-cmd`), each
+ * episode under its timeout and rerun up to `retries` times with the same seed when an upstream
+ * call (not the agent) failed. An episode whose upstream still failed after the retries carries an
+ * `infra` failure (`upstream-failed`): counted, never scored as the agent's or the policy's.
+ * `evaluateAgent` (eval --agent) and `collectAgentDataset` (data collect --agent) both run their
+ * episodes with it.
  */
 import { randomBytes } from "node:crypto";
 import { EVAL_TOKENIZER_STATE_KEY } from "../eval/run-eval.ts";
@@ -16,13 +19,16 @@ import type { GatewayInfo } from "../gateway/trajectory.ts";
 import { toolSpecsFromRequest } from "../serve/context.ts";
 import type { ChatTool } from "../serve/request.ts";
 import type { Store } from "../store/index.ts";
+import { infraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
+import { type AgentSource, openSlot } from "./agent-source.ts";
 import { type AgentEpisode, runAgentEpisode } from "./run-episode.ts";
-import type { AgentFunction } from "./types.ts";
+import type { AgentSlot } from "./slot.ts";
+import { startToolsServer, type ToolsServer } from "./tools-server.ts";
 
 export interface AgentRunnerOptions {
-  agent: AgentFunction;
+  agent: AgentSource;
   /** The model behind the gateway: checkpoint, scripted name or `openai:<url>#<model>`. */
   policy: string;
   /** Policy id written into the trajectories. */
@@ -64,9 +70,12 @@ export interface AgentRunner {
 }
 
 /** A failed episode with a failed upstream call: the infrastructure's failure, worth a rerun. */
-function upstreamFailed(trajectory: Trajectory): boolean {
+export function upstreamFailed(trajectory: Trajectory): boolean {
   const info = trajectory.info?.gateway as GatewayInfo | undefined;
-  return trajectory.endReason === "policy-error" && (info?.failedCalls ?? 0) > 0;
+  return (
+    (trajectory.endReason === "policy-error" || trajectory.failure !== undefined) &&
+    (info?.failedCalls ?? 0) > 0
+  );
 }
 
 export async function openAgentRunner(options: AgentRunnerOptions): Promise<AgentRunner> {
@@ -106,17 +115,28 @@ export async function openAgentRunner(options: AgentRunnerOptions): Promise<Agen
     throw error;
   }
   const { signal } = options;
+  const slots: AgentSlot[] = [];
+  let tools: ToolsServer | null = null;
+  // Agents in other languages cannot import the world's tools: they get them over HTTP.
+  if (options.agent.kind === "command") tools = await startToolsServer(token);
+  const toolsURL = (task: Task) =>
+    tools && task.worldSeed !== undefined ? tools.worldURL(task.worldSeed) : undefined;
   return {
     gateway,
     async run(items, onEpisode) {
       let next = 0;
-      const worker = async () => {
+      const worker = async (index: number) => {
+        const slotId = `s${index}`;
+        slots[index] ??= openSlot(options.agent, slotId, gateway, token);
+        const slot = slots[index];
         while (next < items.length && !signal?.aborted) {
           const item = items[next++];
           const attempt = () =>
             runAgentEpisode({
               gateway,
-              agent: options.agent,
+              slot,
+              slotId,
+              toolsURL,
               task: item.task,
               key: item.key,
               seed: item.seed,
@@ -133,12 +153,23 @@ export async function openAgentRunner(options: AgentRunnerOptions): Promise<Agen
             episode.trajectory.info = { ...episode.trajectory.info, attempts: n + 1 };
           }
           if (signal?.aborted) return;
+          if (upstreamFailed(episode.trajectory)) {
+            const info = episode.trajectory.info?.gateway as GatewayInfo | undefined;
+            episode.trajectory.failure = infraFailure(
+              "upstream-failed",
+              `${info?.failedCalls ?? 0} upstream call(s) failed after ${options.retries} retr${options.retries === 1 ? "y" : "ies"}${episode.trajectory.failure ? ` (the agent then: ${episode.trajectory.failure.message})` : ""}`,
+            );
+          }
           await onEpisode(item, episode);
         }
       };
       const workers = Math.min(Math.max(1, options.concurrency), items.length);
-      await Promise.all(Array.from({ length: workers }, worker));
+      await Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
     },
-    close: () => gateway.close(),
+    async close() {
+      await Promise.all(slots.map((slot) => slot.close()));
+      await tools?.close();
+      await gateway.close();
+    },
   };
 }

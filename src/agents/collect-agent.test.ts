@@ -137,3 +137,34 @@ test("agentrl data collect --agent, then data export; a missing --policy is name
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("agentrl data collect --agent-cmd keeps a Python agent's episodes, and never an agent failure", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-agent-cmd-collect-"));
+  try {
+    const collect = (command: string, out: string) =>
+      run(process.execPath, [
+        "bin/agentrl.js",
+        ...[
+          "data",
+          "collect",
+          "--agent-cmd",
+          command,
+          "--policy",
+          "expert",
+          "--tasks",
+          "3",
+          "--filter",
+          "all",
+        ],
+        ...["--out", join(root, out), "--json"],
+      ]);
+    const python = JSON.parse((await collect("python3 examples/agents/python_agent.py", "py")).stdout);
+    assert.equal(python.kept, 3);
+    // A command that exits with an error: its episodes are the agent's failures, not the model's data.
+    const failing = JSON.parse((await collect(`python3 -c "import sys; sys.exit(3)"`, "failing")).stdout);
+    assert.equal(failing.kept, 0);
+    assert.deepEqual(failing.rejections, { "agent-failure": 3 });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

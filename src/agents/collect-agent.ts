@@ -26,15 +26,10 @@ import { finishRunAfterError } from "../store/run-failure.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { checkAnswer } from "../world/index.ts";
 import { type AgentEpisodeItem, type AgentRunner, openAgentRunner } from "./agent-runner.ts";
+import { type AgentSourceOptions, agentSourceName, agentSourceOf } from "./agent-source.ts";
 import { AGENT_EVAL_DEFAULTS } from "./evaluate-agent.ts";
-import { loadAgent } from "./load-agent.ts";
-import type { AgentFunction } from "./types.ts";
 
-export interface CollectAgentDatasetOptions {
-  /** Path of the agent module (recorded in the provenance). */
-  agentPath: string;
-  /** The loaded agent (default: imported from `agentPath`). */
-  agent?: AgentFunction;
+export interface CollectAgentDatasetOptions extends AgentSourceOptions {
   /** The model behind the gateway: checkpoint, scripted name or `openai:<url>#<model>`. */
   policy: string;
   temperature?: number;
@@ -78,12 +73,19 @@ export async function collectAgentDataset(
   const timeoutMs = options.timeoutMs ?? AGENT_EVAL_DEFAULTS.timeoutMs;
   const maxTurnTokens = options.maxTurnTokens ?? AGENT_EVAL_DEFAULTS.maxTurnTokens;
   const tasks = datasetTasks(options.tasks);
-  const agent = options.agent ?? (await loadAgent(options.agentPath));
-  const policyName = `agent:${options.agentPath}@${options.policy}`;
+  const agentSource = agentSourceOf(options);
+  const agentName =
+    agentSource.kind === "function" ? String(options.agentPath) : agentSourceName(agentSource);
+  const policyName = `agent:${agentName}@${options.policy}`;
   const provenance = {
     policy: policyName,
     policyId: policyName,
-    agent: { module: options.agentPath, policy: options.policy, timeoutMs },
+    agent: {
+      module: agentName,
+      ...(agentSource.kind === "command" ? { command: agentSource.command } : {}),
+      policy: options.policy,
+      timeoutMs,
+    },
     ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
     ...(options.topP !== undefined ? { topP: options.topP } : {}),
     // The agent calls its own tools: the gateway injects no tool noise.
@@ -114,7 +116,7 @@ export async function collectAgentDataset(
   let runner: AgentRunner | null = null;
   try {
     runner = await openAgentRunner({
-      agent,
+      agent: agentSource,
       policy: options.policy,
       policyId: policyName,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
@@ -152,7 +154,17 @@ export async function collectAgentDataset(
         options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
       });
       if (options.signal?.aborted) throw new Error("collect: stopped");
-      store.addTrajectories(run.id, keepPassing(bySample, filter, maxKept, counts));
+      // An episode the agent's code or the infrastructure failed is not the model's sample: never data.
+      const samplesOfModel = bySample.map((samplesOfTask) =>
+        samplesOfTask.filter((trajectory) => {
+          const failed = trajectory.failure?.class;
+          if (failed !== "agent" && failed !== "infra") return true;
+          counts.rejected++;
+          counts.rejections[`${failed}-failure`] = (counts.rejections[`${failed}-failure`] ?? 0) + 1;
+          return false;
+        }),
+      );
+      store.addTrajectories(run.id, keepPassing(samplesOfModel, filter, maxKept, counts));
       options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
     }
     const gateway = {

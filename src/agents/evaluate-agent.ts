@@ -34,14 +34,9 @@ import type { Task } from "../types/task.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
 import { type AgentRunner, openAgentRunner } from "./agent-runner.ts";
-import { loadAgent } from "./load-agent.ts";
-import type { AgentFunction } from "./types.ts";
+import { type AgentSourceOptions, agentSourceName, agentSourceOf } from "./agent-source.ts";
 
-export interface EvaluateAgentOptions {
-  /** Path of the agent module (recorded in the config). */
-  agentPath: string;
-  /** The loaded agent (default: imported from `agentPath`). */
-  agent?: AgentFunction;
+export interface EvaluateAgentOptions extends AgentSourceOptions {
   /** The model behind the gateway: checkpoint, scripted name or `openai:<url>#<model>`. */
   policy: string;
   tasks: EvalTaskSource;
@@ -71,8 +66,11 @@ export interface EvaluateAgentOptions {
 
 /** The eval config of an agent run: `EvalConfig` with the agent recorded beside the policy. */
 export interface AgentEvalConfig extends EvalConfig {
-  /** The module, and the model behind the gateway as `--policy` named it. */
-  agent: { module: string; policy: string; timeoutMs: number };
+  /**
+   * The module (or, for `--agent-cmd`, the command: `module` is then `cmd:<command>`), and the
+   * model behind the gateway as `--policy` named it.
+   */
+  agent: { module: string; command?: string; policy: string; timeoutMs: number; memoryMb?: number };
 }
 
 export const AGENT_EVAL_DEFAULTS = {
@@ -91,8 +89,11 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
   const maxTurnTokens = options.maxTurnTokens ?? AGENT_EVAL_DEFAULTS.maxTurnTokens;
   const retries = Math.max(0, options.retries ?? AGENT_EVAL_DEFAULTS.retries);
   const source = options.tasks;
+  const agentSource = agentSourceOf(options);
+  const agentName =
+    agentSourceName(agentSource) === "function" ? String(options.agentPath) : agentSourceName(agentSource);
   const config: AgentEvalConfig = {
-    policy: `agent:${options.agentPath}@${options.policy}`,
+    policy: `agent:${agentName}@${options.policy}`,
     tasks: taskSourceConfig(source, tasks),
     n: options.n,
     seed: options.seed ?? 1,
@@ -102,15 +103,22 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
     budgets: { ...DEFAULT_BUDGETS, maxTurnTokens },
     verifier: options.verifier ?? null,
     toolSetup: null,
-    agent: { module: options.agentPath, policy: options.policy, timeoutMs },
+    agent: {
+      module: agentName,
+      ...(agentSource.kind === "command" ? { command: agentSource.command } : {}),
+      policy: options.policy,
+      timeoutMs,
+      ...(agentSource.kind === "module" && agentSource.memoryMb !== undefined
+        ? { memoryMb: agentSource.memoryMb }
+        : {}),
+    },
   };
   const verify = config.verifier ? getVerifier(config.verifier) : checkAnswer;
-  const agent = options.agent ?? (await loadAgent(options.agentPath));
   const { store, run, directory } = openEvalRun(options, config, tasks);
   let runner: AgentRunner | null = null;
   try {
     runner = await openAgentRunner({
-      agent,
+      agent: agentSource,
       policy: options.policy,
       policyId: config.policy,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
@@ -143,6 +151,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
     };
     options.onProgress?.({ ...progress });
     let prefixBreaks = 0;
+    const failures = { agent: 0, infra: 0, policy: 0, tool: 0 };
     await runner.run(
       pending.map((item) => ({
         task: item.task,
@@ -155,6 +164,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
         progress.done++;
         if (episode.trajectory.correct) progress.correct++;
         if (episode.trajectory.endReason === "policy-error") progress.policyErrors++;
+        if (episode.trajectory.failure) failures[episode.trajectory.failure.class]++;
         options.onProgress?.({ ...progress });
       },
     );
@@ -173,6 +183,9 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
         "gateway/prefix_breaks": prefixBreaks,
         "gateway/calls": runner.gateway.stats.calls,
         "gateway/failed_calls": runner.gateway.stats.failedCalls,
+        // Episodes of this session by failure class (agent: the agent's own; infra: the upstream's).
+        "agent/failed_episodes": failures.agent,
+        "agent/infra_failed_episodes": failures.infra,
       },
     });
   } catch (error) {

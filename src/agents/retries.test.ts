@@ -1,6 +1,7 @@
 /**
  * An episode that failed because the upstream did is rerun (`retries`), and one that still fails
- * is stored as `policy-error` in the denominator. The upstream is a fake OpenAI server whose first
+ * is stored as `policy-error` carrying an `infra` failure (`upstream-failed`), counted in
+ * `agent/infra_failed_episodes`, never as the agent's failure. The upstream is a fake OpenAI server whose first
  * answer is malformed and whose later answers are a plain "42".
  */
 import assert from "node:assert/strict";
@@ -50,18 +51,21 @@ test("an upstream failure is retried with the same seed; the retried episode is 
     assert.equal(result.totals.policyErrors, 0);
     assert.equal(result.endReasons.answer, 1);
     assert.equal(result.metrics["gateway/failed_calls"], 1);
+    assert.equal(result.metrics["agent/infra_failed_episodes"], 0, "the retry succeeded");
   } finally {
     await upstream.close();
   }
 });
 
-test("without retries left, the failed episode stays in the denominator as policy-error", async () => {
+test("without retries left, the failed episode is an infra failure, not the agent's", async () => {
   const upstream = await flakyUpstream(2);
   try {
     const result = await evaluateAgent({ ...common, policy: upstream.spec, retries: 1 });
     assert.equal(result.totals.samples, 1);
     assert.equal(result.totals.policyErrors, 1);
     assert.equal(result.endReasons["policy-error"], 1);
+    assert.equal(result.metrics["agent/infra_failed_episodes"], 1);
+    assert.equal(result.metrics["agent/failed_episodes"], 0, "the agent threw because the upstream failed");
   } finally {
     await upstream.close();
   }

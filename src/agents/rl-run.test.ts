@@ -81,3 +81,56 @@ test("train rl --agent stores the module; --resume uses it and names it when it 
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("an --agent-cmd run keeps its command: validated, resumed with it, refused a module", () => {
+  const config = parseRlRunConfig({ steps: 3, agent: { command: "python3 agent.py", timeoutMs: 5000 } });
+  assert.deepEqual(config.agent, { command: "python3 agent.py", timeoutMs: 5000 });
+  assert.throws(
+    () => parseRlRunConfig({ agent: { command: "", timeoutMs: 1 } }),
+    /agent\.module.*agent\.command/,
+  );
+  assert.throws(() => parseRlRunConfig({ agent: { command: "x", timeoutMs: 0 } }), /agent\.timeoutMs/);
+  const stored = { ...DEFAULT_RL_CONFIG, agent: { command: "python3 agent.py", timeoutMs: 1000 } };
+  assert.deepEqual(resumedRunAgent(stored, undefined, "runs/x"), stored.agent);
+  assert.deepEqual(resumedRunAgent(stored, undefined, "runs/x", "python3 agent.py"), stored.agent);
+  assert.throws(() => resumedRunAgent(stored, undefined, "runs/x", "node agent.js"), /rolls out the command/);
+  assert.throws(() => resumedRunAgent(stored, "a.ts", "runs/x"), /rolls out the command/);
+  const moduleRun = { ...DEFAULT_RL_CONFIG, agent: { module: "examples/agents/openai.ts", timeoutMs: 1 } };
+  assert.throws(() => resumedRunAgent(moduleRun, undefined, "runs/x", "python3 agent.py"), /not a command/);
+});
+
+test("train rl --agent-cmd rolls out a Python agent and stores its command", async () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-rl-agent-cmd-"));
+  try {
+    const cli = [join(process.cwd(), "bin/agentrl.js"), "train", "rl"];
+    const dir = join(root, "rl");
+    const command = "python3 examples/agents/python_agent.py";
+    const flags = ["--steps", "1", "--tasks-per-step", "1", "--group-size", "2", "--families", "lookup"];
+    const { stdout } = await run(process.execPath, [
+      ...cli,
+      ...flags,
+      "--eval-every",
+      "0",
+      "--agent-cmd",
+      command,
+      "--runs",
+      root,
+      "--run-id",
+      "rl",
+      "--json",
+    ]);
+    assert.match(stdout, /"steps"/);
+    const store = openRunDirectory(dir, { readOnly: true });
+    const stored = directoryRun(store, dir);
+    const trajectories = store.trajectories(stored.id);
+    store.close();
+    assert.deepEqual((stored.config as { agent?: unknown }).agent, { command, timeoutMs: 120_000 });
+    assert.equal(trajectories.length, 2, "the step's two episodes");
+    for (const trajectory of trajectories) {
+      assert.equal(trajectory.failure, undefined, `${trajectory.info?.agentStderr}`);
+      assert.ok(trajectory.turns.every((turn) => turn.tokenIds.length > 0 && turn.logprobs?.length));
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -1,22 +1,33 @@
 /**
- * One episode of a user's agent through the gateway: the agent gets the episode's base URL and the
- * task's agent view, runs under a timeout, and its calls become the trajectory. An agent that
- * throws, times out or returns nothing usable is a recorded failed episode, never dropped.
- * `correct` comes from the verifier on the returned answer; the outcome reward is the agent's posted
- * reward when it posted one, else 1/0 from the verifier. On world tasks the tool results are checked
- * against the world's own tools (`withWorldToolResults`), so turn-level reward presets judge them.
+ * One episode of a user's agent through the gateway: the agent runs in a slot (slot.ts) on the
+ * task's agent view, with the episode's own base URL (and, for a slot with a fixed URL, the slot
+ * bound to this episode while it runs), under a timeout; its calls become the trajectory. An agent
+ * that throws, times out, crashes its slot or returns nothing usable is a recorded failed episode
+ * with an `agent` failure, never dropped; its stderr (worker and command slots) is kept in
+ * `info.agentStderr`. `correct` comes from the verifier on the returned answer; the outcome reward
+ * is the agent's posted reward when it posted one, else 1/0 from the verifier. On world tasks the
+ * tool results are checked against the world's own tools (`withWorldToolResults`), so turn-level
+ * reward presets judge them.
  */
 import { randomBytes } from "node:crypto";
 import type { Gateway } from "../gateway/server.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
+import { functionSlot } from "./function-slot.ts";
+import type { AgentSlot } from "./slot.ts";
 import { agentTask } from "./task-view.ts";
 import type { AgentFunction } from "./types.ts";
 import { withWorldToolResults } from "./world-tools.ts";
 
 export interface AgentEpisodeOptions {
   gateway: Gateway;
-  agent: AgentFunction;
+  /** The agent, run in process (a function slot); or give `slot`. */
+  agent?: AgentFunction;
+  slot?: AgentSlot;
+  /** The gateway slot whose URL the slot's environment names: bound to this episode while it runs. */
+  slotId?: string;
+  /** The world's tools URL of this task (for agents that cannot import them). */
+  toolsURL?: (task: Task) => string | undefined;
   task: Task;
   /** Stored trajectory id (the eval's episode key). */
   key: string;
@@ -43,38 +54,32 @@ export function answerText(value: unknown): string | null {
 
 export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<AgentEpisode> {
   const { gateway, task } = options;
+  const slot = options.slot ?? (options.agent ? functionSlot(options.agent) : null);
+  if (!slot) throw new Error("runAgentEpisode: give the agent or the slot it runs in");
   const episodeId = `ep-${randomBytes(8).toString("hex")}`;
   gateway.openEpisode(episodeId, { taskId: task.id, family: task.family, seed: options.seed });
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error(`the agent ran past ${options.timeoutMs} ms`));
-  }, options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
-  let finalAnswer: string | null = null;
-  let error: string | undefined;
+  if (options.slotId !== undefined) gateway.bindSlot(options.slotId, episodeId);
+  const toolsURL = options.toolsURL?.(task);
+  let outcome: Awaited<ReturnType<AgentSlot["run"]>>;
   try {
-    const returned = options.agent(agentTask(task), {
+    outcome = await slot.run({
+      task: agentTask(task),
       baseURL: gateway.episodeURL(episodeId),
       apiKey: options.apiKey,
       model: gateway.model,
-      signal,
+      timeoutMs: options.timeoutMs,
+      ...(toolsURL ? { toolsURL } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
-    // An agent that ignores its signal still ends the episode at the deadline.
-    const aborted = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
-    finalAnswer = answerText(await Promise.race([returned, aborted]));
-  } catch (caught) {
-    error = timedOut
-      ? `timeout: the agent ran past ${options.timeoutMs} ms`
-      : `the agent threw: ${caught instanceof Error ? caught.message : String(caught)}`;
   } finally {
-    clearTimeout(timer);
+    if (options.slotId !== undefined) gateway.bindSlot(options.slotId, null);
   }
-  const built = gateway.finishEpisode(episodeId, { finalAnswer, ...(error ? { error } : {}) });
+  const failure = "failure" in outcome ? outcome.failure : undefined;
+  const finalAnswer = "answer" in outcome ? answerText(outcome.answer) : null;
+  const built = gateway.finishEpisode(episodeId, {
+    finalAnswer,
+    ...(failure ? { error: failure.message } : {}),
+  });
   const trajectory = await withWorldToolResults(built.trajectory, task);
   const correct = trajectory.endReason === "answer" && (await options.verify(task, finalAnswer));
   return {
@@ -83,6 +88,8 @@ export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<Age
       id: options.key,
       correct,
       outcomeReward: trajectory.outcomeReward ?? (correct ? 1 : 0),
+      ...(failure ? { failure } : {}),
+      ...(outcome.stderr ? { info: { ...trajectory.info, agentStderr: outcome.stderr } } : {}),
     },
     prefixBreaks: built.prefixBreaks,
   };

@@ -6,6 +6,10 @@
  * `task` is what the agent may see (question, id, family, metadata, the world seed its tools need),
  * never the answer, aliases, gold plan or evidence. `baseURL` is the episode's own gateway URL: every
  * call made through it is recorded. The answer is a string (or null/undefined for none).
+ *
+ * The module runs in a slot of its own (a worker thread, slot.ts), whose environment also points
+ * clients that never see `baseURL` at the gateway: `OPENAI_BASE_URL`, `OPENAI_API_KEY`,
+ * `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`, and `AGENTRL_MODEL` for the model.
  */
 
 /** The task as the agent sees it. */

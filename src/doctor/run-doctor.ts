@@ -49,10 +49,10 @@ import { checkVerifier, goldForms, referenceSolution, type Verify } from "./veri
 
 /** A user's agent module run through the recording gateway in front of `policySpec`. */
 export interface DoctorAgent {
-  /** The module's path (for the report). */
+  /** The module's path or the command (for the report). */
   path: string;
-  /** The loaded agent function (src/agents/load-agent.ts). */
-  run: import("../agents/types.ts").AgentFunction;
+  /** Where the agent comes from: a module in worker slots, a command per episode, or a function. */
+  source: import("../agents/agent-source.ts").AgentSource;
   /** Episodes at once (default 8) and the time one may take (default 120 s). */
   concurrency?: number;
   timeoutMs?: number;
@@ -149,7 +149,7 @@ async function sampleAgent(
   const store = openStore(":memory:");
   const run = store.createRun({ id: "doctor", kind: "eval", config: { policy: options.policySpec } });
   const runner = await openAgentRunner({
-    agent: agent.run,
+    agent: agent.source,
     policy: options.policySpec,
     policyId: `agent:${agent.path}@${options.policySpec}`,
     ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),

@@ -93,7 +93,7 @@ async function doctorOn(template: Template) {
   try {
     const report = await runDoctor({
       policySpec: upstream.spec,
-      agent: { path: "inline", run: agent, concurrency: 1 },
+      agent: { path: "inline", source: { kind: "function", agent }, concurrency: 1 },
       tasks: { type: "given", tasks },
       verifier: "em",
       groupSize: 2,

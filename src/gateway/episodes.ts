@@ -117,3 +117,23 @@ export function limitReached(episode: EpisodeLog, limits: EpisodeLimits): string
 export function callBytes(call: { request: unknown; response: unknown }): number {
   return JSON.stringify(call.request).length + JSON.stringify(call.response ?? null).length;
 }
+
+/**
+ * Slot URLs (`/slots/<slot>/v1/…`): each isolated agent slot (src/agents/worker-slot.ts) gets one
+ * fixed base URL for its lifetime, in its environment, so clients made once at module level or set
+ * as a global default are recorded too; the table names the episode the slot runs now. A call on a
+ * slot between episodes has no episode to belong to and is refused.
+ */
+export class SlotTable {
+  private readonly current = new Map<string, string>();
+
+  bind(slot: string, episodeId: string | null): void {
+    if (!EPISODE_ID.test(slot)) throw new Error(`slot id "${slot}" must match ${EPISODE_ID}`);
+    if (episodeId === null) this.current.delete(slot);
+    else this.current.set(slot, episodeId);
+  }
+
+  episodeOf(slot: string): string | undefined {
+    return this.current.get(slot);
+  }
+}

@@ -8,6 +8,8 @@
  *   POST /episodes/<id>/v1/messages           the Anthropic Messages API, translated to chat
  *                                             completions (messages.ts; base URL
  *                                             `/episodes/<id>`, or `…/v1` as the agent is handed)
+ *   POST /slots/<slot>/v1/…                   the same routes for the episode slot <slot> runs now
+ *                                             (`bindSlot`; a fixed base URL for an agent's env)
  *   POST /v1/chat/completions                 the same, episode named by `x-agentrl-episode-id`
  *                                             (a call naming none is an episode of its own)
  *   GET  /v1/models, /episodes/<id>/v1/models the upstream's model
@@ -35,7 +37,7 @@ import type { AddressInfo } from "node:net";
 import { checkBind, HostPolicy } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { RequestError } from "../http/request-error.ts";
-import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
+import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import type { Failure } from "../types/failure.ts";
 import { parseCompletion } from "./completion.ts";
 import {
@@ -45,6 +47,7 @@ import {
   type EpisodeMeta,
   EpisodeRegistry,
   limitReached,
+  SlotTable,
 } from "./episodes.ts";
 import {
   apiKeyAuthorized,
@@ -106,6 +109,10 @@ export interface Gateway {
   readonly stats: { calls: number; failedCalls: number; prefixBreaks: number; episodes: number };
   /** Base URL an OpenAI client of episode `id` uses. */
   episodeURL(id: string): string;
+  /** Base URL of slot `slot` (no `/v1`): its calls belong to the episode bound to it now. */
+  slotURL(slot: string): string;
+  /** Names the episode slot `slot` runs (null: none; its calls are then refused). */
+  bindSlot(slot: string, episodeId: string | null): void;
   openEpisode(id: string, meta?: EpisodeMeta): void;
   postReward(id: string, reward: PostedReward): void;
   /** Ends the episode: aborts its in-flight calls and builds its trajectory. */
@@ -127,6 +134,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 4 << 20;
   const registry = new EpisodeRegistry();
+  const slots = new SlotTable();
   const stats = { calls: 0, failedCalls: 0, prefixBreaks: 0, episodes: 0 };
   const policyId = options.policyId ?? upstream.model;
   let anonymous = 0;
@@ -214,11 +222,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       try {
         // The task id lets `agentrl serve` hand a scripted policy its task (other servers ignore it).
         const taskId = episode.meta.taskId;
-        upstreamResponse = await upstream.post(
-          request,
-          episode.controller.signal,
-          taskId ? { [TASK_ID_HEADER]: taskId } : undefined,
-        );
+        // The episode id lets `agentrl serve` keep the episode's KV cache between its calls.
+        upstreamResponse = await upstream.post(request, episode.controller.signal, {
+          [EPISODE_ID_HEADER]: episode.id,
+          ...(taskId ? { [TASK_ID_HEADER]: taskId } : {}),
+        });
       } catch (error) {
         record(episode, failed(`the upstream could not be reached: ${(error as Error).message}`));
         if (episode.controller.signal.aborted)
@@ -323,12 +331,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       res.setHeader("www-authenticate", "Bearer");
       throw new RequestError(401, "missing or invalid bearer token", null, "invalid_api_key");
     }
-    const match = /^\/episodes\/([^/]+)(\/.*)$/.exec(path);
+    const slotMatch = /^\/slots\/([^/]+)(\/.*)$/.exec(path);
+    const match = /^\/episodes\/([^/]+)(\/.*)$/.exec(path) ?? slotMatch;
     let episodeId: string | undefined;
     let rest = path;
     if (match) {
       episodeId = safeDecode(match[1]);
       rest = match[2];
+      if (slotMatch) {
+        episodeId = slots.episodeOf(episodeId);
+        if (episodeId === undefined)
+          throw new RequestError(
+            409,
+            `slot ${safeDecode(slotMatch[1])} runs no episode now`,
+            null,
+            "episode_ended",
+          );
+      }
     } else {
       const header = req.headers[EPISODE_HEADER];
       if (typeof header === "string" && header) episodeId = header;
@@ -464,6 +483,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     model: upstream.model,
     stats,
     episodeURL: (id) => `${url}/episodes/${encodeURIComponent(id)}/v1`,
+    slotURL: (slot) => `${url}/slots/${encodeURIComponent(slot)}`,
+    bindSlot: (slot, episodeId) => slots.bind(slot, episodeId),
     openEpisode: (id, meta) => void registry.open(id, meta),
     postReward: (id, reward) => {
       registry.open(id).reward = reward;

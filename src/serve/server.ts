@@ -28,7 +28,7 @@ import type { AddressInfo } from "node:net";
 import { mixSeeds } from "../core/random.ts";
 import { checkBind, HostPolicy } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
-import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
+import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import type { Policy, PolicyStep } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
 import { type ActBatcher, createActBatcher } from "./batcher.ts";
@@ -147,7 +147,15 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
   const batcher: ActBatcher = createActBatcher(policy, maxBatch, () => stats.actCalls++);
 
   // ---- routes ----
-  const completions = async (body: unknown, taskHeader: string | undefined, res: ServerResponse) => {
+  /** Episodes with a call in flight: a second concurrent call of one episode gets a KV slot of its own. */
+  const episodesInFlight = new Set<string>();
+  const completions = async (
+    body: unknown,
+    taskHeader: string | undefined,
+    res: ServerResponse,
+    /** The caller's episode, when no other call of it is in flight. */
+    episodeHeader?: string,
+  ) => {
     const request = parseChatRequest(body, limits);
     if (request.model !== options.model) {
       throw new RequestError(
@@ -188,7 +196,8 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       ...(policy.tokenizer ? { tokenizer: policy.tokenizer } : {}),
       seeds: Array.from({ length: n }, (_, i) => (i === 0 ? seed : mixSeeds(seed, i))),
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? defaults.maxTokens,
-      episodeIdPrefix: id,
+      // A named episode keeps its KV slot between calls (the policy checks the held ids are a prefix).
+      episodeIdPrefix: episodeHeader ?? id,
     }).map((context) => (options.requestSampling === false ? context : { ...context, sampling }));
     let steps: PolicyStep[];
     try {
@@ -284,11 +293,20 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
         throw new RequestError(405, `method ${req.method} not allowed on ${path}; use POST`);
       stats.requests++;
       const taskHeader = req.headers[TASK_ID_HEADER];
-      return completions(
-        await readJson(req, maxBody),
-        typeof taskHeader === "string" ? taskHeader : undefined,
-        res,
-      );
+      const named = req.headers[EPISODE_ID_HEADER];
+      const episode =
+        typeof named === "string" && named.length <= 200 && !episodesInFlight.has(named) ? named : undefined;
+      if (episode !== undefined) episodesInFlight.add(episode);
+      try {
+        return await completions(
+          await readJson(req, maxBody),
+          typeof taskHeader === "string" ? taskHeader : undefined,
+          res,
+          episode,
+        );
+      } finally {
+        if (episode !== undefined) episodesInFlight.delete(episode);
+      }
     }
     throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
   };

@@ -113,8 +113,13 @@ export function register(program: Command): void {
       "--agent <module>",
       "collect your agent's episodes (as `agentrl eval --agent`) through the gateway in front of --policy",
     )
+    .option(
+      "--agent-cmd <command>",
+      "collect the episodes of an agent in any language: the command runs once per episode, the task as JSON on stdin, the answer on its last stdout line",
+    )
     .option("--concurrency <n>", "--agent: episodes running at once", String(AGENT_EVAL_DEFAULTS.concurrency))
     .option("--agent-timeout <seconds>", "--agent: seconds an episode may run", "120")
+    .option("--agent-memory <MB>", "--agent: heap limit of each agent slot (worker thread)", "2048")
     .option("--agent-retries <n>", "--agent: reruns of an episode whose upstream call failed", "1")
     .option("--max-turn-tokens <n>", "--agent: tokens per call when the agent sends no max_tokens", "32")
     .option("--json", "print the result as JSON")
@@ -123,7 +128,7 @@ export function register(program: Command): void {
       parseFilter(options.filter);
       const samples = parseNumber("--samples", options.samples, { integer: true, min: 1 });
       const progress = createProgress("collect", tasks.count * samples, { quiet: Boolean(options.json) });
-      if (options.agent) {
+      if (options.agent || options.agentCmd) {
         const result = await collectAgentCommand(options, command, tasks, samples, progress);
         progress.stop();
         printCollect(result, Boolean(options.json));
@@ -357,8 +362,15 @@ async function collectAgentCommand(
   for (const [key, flag] of LOOP_ONLY_FLAGS)
     if (command.getOptionValueSource(key) === "cli")
       throw new Error(`${flag} does not apply to --agent: the agent runs its own loop and tools`);
+  if (options.agent && options.agentCmd)
+    throw new Error("give either --agent <module> or --agent-cmd <command>, not both");
   return collectAgentDataset({
-    agentPath: options.agent,
+    ...(options.agentCmd
+      ? { agentCommand: options.agentCmd }
+      : {
+          agentPath: options.agent,
+          agentMemoryMb: parseNumber("--agent-memory", options.agentMemory, { integer: true, min: 16 }),
+        }),
     policy: options.policy,
     temperature: parseNumber("--temperature", options.temperature, { min: 0 }),
     maxTurnTokens: parseNumber("--max-turn-tokens", options.maxTurnTokens, { integer: true, min: 1 }),

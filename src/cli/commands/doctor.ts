@@ -16,6 +16,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import type { AgentSource } from "../../agents/agent-source.ts";
 import { runDoctor } from "../../doctor/run-doctor.ts";
 import { saveDoctorRun } from "../../doctor/save.ts";
 import { CHECK_IDS, type CheckId, type DoctorReport } from "../../doctor/types.ts";
@@ -31,6 +32,7 @@ import { parseChoice, parseNumber } from "./options.ts";
 interface DoctorCommandOptions {
   policy?: string;
   agent?: string;
+  agentCmd?: string;
   split: string;
   tasks: string;
   family?: string;
@@ -142,6 +144,10 @@ export function register(program: Command): void {
       "--agent <module>",
       "your agent module (default export async (task, { baseURL, apiKey, model, signal }) => answer), run through a recording gateway in front of --policy",
     )
+    .option(
+      "--agent-cmd <command>",
+      "your agent as a command in any language (the task as JSON on stdin, the answer on stdout's last line), run through the gateway like --agent",
+    )
     .option("--split <split>", "train or test worlds", "train")
     .option(
       "--tasks <count|file>",
@@ -229,10 +235,16 @@ export function register(program: Command): void {
       const budget = (name: string, value: string | undefined) =>
         value === undefined ? {} : { [name]: parseNumber(flagOf(name), value, { integer: true, min: 1 }) };
       const policySpec = raw.policy ?? "none";
-      const agent = raw.agent
+      if (raw.agent && raw.agentCmd) throw new Error("give one of --agent and --agent-cmd, not both");
+      const source: AgentSource | undefined = raw.agent
+        ? { kind: "module", path: resolve(raw.agent) }
+        : raw.agentCmd
+          ? { kind: "command", command: raw.agentCmd }
+          : undefined;
+      const agent = source
         ? {
-            path: raw.agent,
-            run: await (await import("../../agents/load-agent.ts")).loadAgent(resolve(raw.agent)),
+            path: raw.agent ?? `cmd:${raw.agentCmd}`,
+            source,
             concurrency: parseNumber("--concurrency", raw.concurrency, { integer: true, min: 1 }),
             timeoutMs: parseNumber("--agent-timeout", raw.agentTimeout, { min: 1 }) * 1000,
           }

@@ -1,5 +1,5 @@
 /**
- * `agentrl eval --agent <module>`: pass@k of a user's agent (src/agents), run n times per task
+ * `agentrl eval --agent <module>` (or `--agent-cmd "<command>"`): pass@k of a user's agent (src/agents), run n times per task
  * through an in-process recording gateway in front of `--policy`. Shares `agentrl eval`'s task,
  * sampling and run flags; `--concurrency` episodes run at once, each under `--agent-timeout`
  * seconds, and an episode whose upstream call failed is rerun up to `--agent-retries` times. A killed run resumes with `--resume <dir>` (or the same `--run-id`).
@@ -18,6 +18,8 @@ import { parseChoice, parseNumber } from "./options.ts";
 
 export interface AgentEvalFlags {
   agent?: string;
+  agentCmd?: string;
+  agentMemory?: string;
   policy?: string;
   split: string;
   tasks: string;
@@ -60,7 +62,12 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
     const { tasks } = readEvalRunConfig(raw.resume);
     const source = recordedTaskSource(config.tasks, tasks);
     options = {
-      agentPath: config.agent.module,
+      ...(config.agent.command !== undefined
+        ? { agentCommand: config.agent.command }
+        : {
+            agentPath: config.agent.module,
+            ...(config.agent.memoryMb !== undefined ? { agentMemoryMb: config.agent.memoryMb } : {}),
+          }),
       policy: config.agent.policy,
       tasks: source,
       n: config.n,
@@ -73,7 +80,10 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
       resume: raw.resume,
     };
   } else {
-    if (!raw.agent) throw new Error("--agent <module> is required");
+    if (raw.agent === undefined && raw.agentCmd === undefined)
+      throw new Error("--agent <module> or --agent-cmd <command> is required");
+    if (raw.agent !== undefined && raw.agentCmd !== undefined)
+      throw new Error("give either --agent <module> or --agent-cmd <command>, not both");
     if (!raw.policy) throw new Error("--agent needs --policy: the model behind the gateway");
     const fileTasks = !/^\s*\d+\s*$/.test(raw.tasks);
     let tasks: EvalTaskSource;
@@ -94,7 +104,14 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
       };
     }
     options = {
-      agentPath: raw.agent,
+      ...(raw.agentCmd !== undefined
+        ? { agentCommand: raw.agentCmd }
+        : {
+            agentPath: raw.agent,
+            ...(raw.agentMemory !== undefined
+              ? { agentMemoryMb: parseNumber("--agent-memory", raw.agentMemory, { integer: true, min: 16 }) }
+              : {}),
+          }),
       policy: raw.policy,
       tasks,
       n: parseNumber("--n", raw.n, { integer: true, min: 1 }),

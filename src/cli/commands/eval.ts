@@ -67,9 +67,11 @@ interface EvalCommandOptions {
   resume?: string;
   json?: boolean;
   agent?: string;
+  agentCmd?: string;
   concurrency?: string;
   agentTimeout?: string;
   agentRetries?: string;
+  agentMemory?: string;
 }
 
 /** Options that decide the episodes: taken from the stored config on resume, so giving them then is ignored. */
@@ -274,11 +276,17 @@ export function register(program: Command): void {
       "--agent <module>",
       "evaluate your agent: a module whose default export is async (task, { baseURL, apiKey, model, signal }) => answer, run through a recording gateway in front of --policy",
     )
+    .option(
+      "--agent-cmd <command>",
+      "evaluate an agent in any language: the command runs once per episode with the task as JSON on stdin ({id, question, metadata}), OPENAI_BASE_URL/ANTHROPIC_BASE_URL pointing at the gateway, and prints its answer on its last stdout line",
+    )
     .option("--concurrency <n>", "--agent: episodes running at once", "8")
     .option("--agent-timeout <seconds>", "--agent: seconds an episode may run (default 120)")
     .option("--agent-retries <n>", "--agent: reruns of an episode whose upstream call failed (default 1)")
+    .option("--agent-memory <MB>", "--agent: heap limit of each agent slot, a worker thread (default 2048)")
     .action(async (raw: EvalCommandOptions, command: Command) => {
-      if (raw.agent !== undefined || (raw.resume && agentRunConfig(raw.resume))) return evalAgentCommand(raw);
+      if (raw.agent !== undefined || raw.agentCmd !== undefined || (raw.resume && agentRunConfig(raw.resume)))
+        return evalAgentCommand(raw);
       const batchSize = parseNumber("--batch", raw.batch, { integer: true, min: 1 });
       const mcpToken = raw.mcpToken ?? process.env.AGENTRL_MCP_TOKEN ?? undefined;
       let options: Omit<EvaluateOptions, "policy"> & { policySpec: string };

@@ -11,7 +11,6 @@
  */
 import type { Command } from "commander";
 import { agentRollout } from "../../agents/agent-rollout.ts";
-import { loadAgent } from "../../agents/load-agent.ts";
 import { parseRlRunConfig, type RlRunConfig, resumedRunAgent } from "../../agents/rl-run.ts";
 import { parseConfigFrom, readConfigFile } from "../../core/config-file.ts";
 import { REWARD_PRESETS } from "../../reward/index.ts";
@@ -50,7 +49,9 @@ interface RlCommandOptions {
   runId?: string;
   json?: boolean;
   agent?: string;
+  agentCmd?: string;
   agentTimeout?: string;
+  agentMemory?: string;
 }
 
 const INTEGER_FLAGS = [
@@ -151,17 +152,35 @@ export function registerRl(train: Command): void {
       "--agent <module>",
       "roll out your agent module (as `agentrl eval --agent`) through the gateway on the live policy (kept in the run's config: --resume uses it)",
     )
+    .option(
+      "--agent-cmd <command>",
+      "roll out an agent in any language: the command runs once per episode, the task as JSON on stdin, the answer on its last stdout line (kept in the run's config)",
+    )
     .option("--agent-timeout <seconds>", "--agent: seconds an episode may run", "120")
+    .option("--agent-memory <MB>", "--agent: heap limit of each agent slot (worker thread)", "2048")
     .action(async (options: RlCommandOptions) => {
       const timeoutMs = parseNumber("--agent-timeout", options.agentTimeout ?? "120", { min: 0.001 }) * 1000;
+      if (options.agent !== undefined && options.agentCmd !== undefined)
+        throw new Error("give either --agent <module> or --agent-cmd <command>, not both");
       // The agent is part of the run's config: a resumed run rolls out the one it started with.
       const agent = options.resume
-        ? resumedRunAgent(storedRunConfig(options.resume), options.agent, options.resume)
+        ? resumedRunAgent(storedRunConfig(options.resume), options.agent, options.resume, options.agentCmd)
         : options.agent
           ? { module: options.agent, timeoutMs }
-          : null;
+          : options.agentCmd
+            ? { command: options.agentCmd, timeoutMs }
+            : null;
+      const memoryMb = parseNumber("--agent-memory", options.agentMemory ?? "2048", {
+        integer: true,
+        min: 16,
+      });
       const rollout = agent
-        ? agentRollout({ agent: await loadAgent(agent.module), timeoutMs: agent.timeoutMs })
+        ? agentRollout({
+            agent: agent.command
+              ? { kind: "command", command: agent.command }
+              : { kind: "module", path: agent.module as string, memoryMb },
+            timeoutMs: agent.timeoutMs,
+          })
         : undefined;
       const opened = openTrainingRun<RlRunConfig>({
         kind: "rl",

@@ -4,6 +4,12 @@ export const OPENAI_SPEC_PREFIX = "openai:";
 
 /** Header carrying the task id of a request (read by `agentrl serve`, ignored by other servers). */
 export const TASK_ID_HEADER = "x-agentrl-task-id";
+/**
+ * The episode a chat call belongs to (the gateway sends its episode id upstream): `agentrl serve`
+ * then keeps the episode's KV cache between its calls instead of prefilling the whole conversation
+ * again each call.
+ */
+export const EPISODE_ID_HEADER = "x-agentrl-episode-id";
 
 /** `{ baseURL, model }` of a spec, or null when `spec` does not start with `openai:`; throws when malformed. */
 export function parseOpenAiSpec(spec: string): { baseURL: string; model: string } | null {

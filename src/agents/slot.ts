@@ -1,0 +1,65 @@
+/**
+ * An agent slot: where one episode of a user's agent runs at a time. A run of `concurrency`
+ * episodes holds that many slots, each with its own gateway slot URL (src/gateway/episodes.ts
+ * `SlotTable`) that the slot's environment points every client at:
+ *
+ *   OPENAI_BASE_URL     <gateway>/slots/<slot>/v1     OPENAI_API_KEY     the gateway's token
+ *   ANTHROPIC_BASE_URL  <gateway>/slots/<slot>        ANTHROPIC_API_KEY  the gateway's token
+ *   AGENTRL_MODEL       the model to send             ANTHROPIC_AUTH_TOKEN the same token (sent as a bearer)
+ *   AGENTRL_TOOLS_URL   the world's tools over HTTP for the episode's task (world tasks; tools-server.ts)
+ *
+ * Three kinds: a function run in process (the library API and tests: shares the process, so global
+ * clients are shared too), a module in a worker thread (`--agent`: worker-slot.ts) and a command
+ * run per episode (`--agent-cmd`: command-slot.ts). A slot never throws for what the agent did: an
+ * agent that throws, hangs, exits, runs out of memory or prints no answer is an `agent` failure of
+ * that episode, and the slot is ready for the next one.
+ */
+import type { Failure } from "../types/failure.ts";
+import type { AgentTask } from "./types.ts";
+
+export interface SlotEpisode {
+  task: AgentTask;
+  /** The episode's own base URL (`/episodes/<id>/v1`): the per-call `baseURL` of the agent contract. */
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  /** The world's tools for this task, when it is a world task. */
+  toolsURL?: string;
+  timeoutMs: number;
+  /** Aborted when the run stops. */
+  signal?: AbortSignal;
+}
+
+export type SlotOutcome = { answer: unknown; stderr?: string } | { failure: Failure; stderr?: string };
+
+export interface AgentSlot {
+  run(episode: SlotEpisode): Promise<SlotOutcome>;
+  close(): Promise<void>;
+}
+
+/** The environment of slot `slot` of a gateway (see the table above). */
+export function slotEnvironment(
+  slotURL: string,
+  apiKey: string,
+  model: string,
+  toolsURL?: string,
+): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: `${slotURL}/v1`,
+    OPENAI_API_KEY: apiKey,
+    ANTHROPIC_BASE_URL: slotURL,
+    ANTHROPIC_API_KEY: apiKey,
+    ANTHROPIC_AUTH_TOKEN: apiKey,
+    AGENTRL_MODEL: model,
+    ...(toolsURL ? { AGENTRL_TOOLS_URL: toolsURL } : {}),
+  };
+}
+
+export function agentFailure(code: string, message: string): Failure {
+  return { class: "agent", code, message };
+}
+
+/** The last `max` characters of a captured stream (an agent's stderr can be unbounded). */
+export function tail(text: string, max = 16_384): string {
+  return text.length <= max ? text : `…${text.slice(text.length - max)}`;
+}
