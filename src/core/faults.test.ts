@@ -26,7 +26,10 @@ test("fault spec: an unknown class names itself and lists the valid ones; rates 
     (error: Error) =>
       error.message.includes('"upstream-500"') && FAULT_CLASSES.every((name) => error.message.includes(name)),
   );
-  assert.throws(() => parseFaultSpec("seed=1,verifier-error=1.5"), /verifier-error must be in \[0, 1\], got "1.5"/);
+  assert.throws(
+    () => parseFaultSpec("seed=1,verifier-error=1.5"),
+    /verifier-error must be in \[0, 1\], got "1.5"/,
+  );
   assert.throws(() => parseFaultSpec("seed=1,verifier-error=-0.1"), /verifier-error/);
   assert.throws(() => parseFaultSpec("seed=1,verifier-error"), /not <name>=<value>/);
   assert.throws(() => parseFaultSpec("verifier-error=0.1"), /needs a seed/);

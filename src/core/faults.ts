@@ -11,7 +11,7 @@
  * Injected faults are infra failures labelled `injected: true`: the tests check that every one of
  * them ends up classified `infra`, never scored as the policy's failure.
  */
-import { type Failure, ClassifiedError } from "../types/failure.ts";
+import { ClassifiedError, type Failure } from "../types/failure.ts";
 import { hashString, mixSeeds } from "./random.ts";
 
 export const FAULTS_ENV = "AGENTRL_FAULTS";
@@ -117,11 +117,12 @@ export function injectedFailure(faultClass: FaultClass, key: string): Failure {
   };
 }
 
-const tally = Object.fromEntries(FAULT_CLASSES.map((name) => [name, 0])) as Record<FaultClass, number>;
+/** Every fault injected in this process, in order: what tests compare the classified episodes with. */
+const log: { faultClass: FaultClass; key: string }[] = [];
 
 /**
  * The first of `classes` the active plan injects at `key` (null when none, or faults are off),
- * counted in the process-wide tally. Adapters throw the result (or translate it into the error
+ * recorded in the process-wide log. Adapters throw the result (or translate it into the error
  * their transport would raise).
  */
 export function injectFault(classes: FaultClass | readonly FaultClass[], key: string): InjectedFault | null {
@@ -129,7 +130,7 @@ export function injectFault(classes: FaultClass | readonly FaultClass[], key: st
   if (!plan) return null;
   for (const faultClass of typeof classes === "string" ? [classes] : classes) {
     if (decides(plan, faultClass, key)) {
-      tally[faultClass]++;
+      log.push({ faultClass, key });
       return new InjectedFault(faultClass, key);
     }
   }
@@ -138,11 +139,18 @@ export function injectFault(classes: FaultClass | readonly FaultClass[], key: st
 
 /** Faults injected in this process so far, per class (the harness's figure). */
 export function injectedFaultCounts(): Record<FaultClass, number> {
-  return { ...tally };
+  const counts = Object.fromEntries(FAULT_CLASSES.map((name) => [name, 0])) as Record<FaultClass, number>;
+  for (const entry of log) counts[entry.faultClass]++;
+  return counts;
+}
+
+/** The injected faults so far (class and key), in order. */
+export function injectedFaults(): readonly { faultClass: FaultClass; key: string }[] {
+  return [...log];
 }
 
 export function resetInjectedFaultCounts(): void {
-  for (const name of FAULT_CLASSES) tally[name] = 0;
+  log.length = 0;
 }
 
 /** Runs `body` with `AGENTRL_FAULTS` set to `spec` (undefined: unset) and the tally reset; for tests. */
