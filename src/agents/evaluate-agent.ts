@@ -29,6 +29,7 @@ import {
 } from "../eval/run-eval.ts";
 import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
 import { episodeKey } from "../store/index.ts";
+import { isInfraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
@@ -139,6 +140,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
       total,
       correct: resumed > 0 ? store.countTrajectories(run.id, { correct: true }) : 0,
       policyErrors: 0,
+      infraFailures: 0,
     };
     options.onProgress?.({ ...progress });
     let prefixBreaks = 0;
@@ -153,7 +155,8 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
         prefixBreaks += episode.prefixBreaks;
         progress.done++;
         if (episode.trajectory.correct) progress.correct++;
-        if (episode.trajectory.endReason === "policy-error") progress.policyErrors++;
+        if (isInfraFailure(episode.trajectory)) progress.infraFailures++;
+        else if (episode.trajectory.endReason === "policy-error") progress.policyErrors++;
         options.onProgress?.({ ...progress });
       },
     );

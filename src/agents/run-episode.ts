@@ -7,7 +7,9 @@
  * against the world's own tools (`withWorldToolResults`), so turn-level reward presets judge them.
  */
 import { randomBytes } from "node:crypto";
+import { judgeAnswer } from "../env/judge-answer.ts";
 import type { Gateway } from "../gateway/server.ts";
+import type { Failure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { agentTask } from "./task-view.ts";
@@ -39,6 +41,23 @@ export function answerText(value: unknown): string | null {
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return JSON.stringify(value) ?? null;
+}
+
+/**
+ * The class of an agent episode's failure: infra when the upstream broke (the gateway says so) or
+ * the verifier did; else `agent` when the agent threw, ran past its deadline or returned no answer.
+ */
+function agentEpisodeFailure(
+  infra: Failure | undefined,
+  error: string | undefined,
+  timedOut: boolean,
+  finalAnswer: string | null,
+): Failure | undefined {
+  if (infra) return infra;
+  if (error) return { class: "agent", code: timedOut ? "agent-timeout" : "agent-threw", message: error };
+  if (finalAnswer === null)
+    return { class: "agent", code: "agent-no-answer", message: "the agent returned no answer" };
+  return undefined;
 }
 
 export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<AgentEpisode> {
@@ -76,13 +95,19 @@ export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<Age
   }
   const built = gateway.finishEpisode(episodeId, { finalAnswer, ...(error ? { error } : {}) });
   const trajectory = await withWorldToolResults(built.trajectory, task);
-  const correct = trajectory.endReason === "answer" && (await options.verify(task, finalAnswer));
+  const verdict =
+    trajectory.endReason === "answer" && finalAnswer !== null
+      ? await judgeAnswer(options.verify, task, finalAnswer, options.key)
+      : { correct: false };
+  const failure = agentEpisodeFailure(trajectory.failure ?? verdict.failure, error, timedOut, finalAnswer);
   return {
     trajectory: {
       ...trajectory,
       id: options.key,
-      correct,
-      outcomeReward: trajectory.outcomeReward ?? (correct ? 1 : 0),
+      correct: verdict.correct,
+      outcomeReward:
+        failure?.class === "infra" ? null : (trajectory.outcomeReward ?? (verdict.correct ? 1 : 0)),
+      ...(failure ? { failure } : {}),
     },
     prefixBreaks: built.prefixBreaks,
   };

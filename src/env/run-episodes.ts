@@ -25,13 +25,13 @@
  * - Tool failures are data: the tool result (with its status and `injected` label) goes into the
  *   turn and the observation; they never end the episode by themselves.
  */
-import { injectFault, VERIFIER_FAULTS } from "../core/faults.ts";
 import { callTool, toolSpec } from "../tools/index.ts";
-import { ClassifiedError, type Failure, infraFailure } from "../types/failure.ts";
+import type { Failure } from "../types/failure.ts";
 import type { Policy, PolicyContext, PolicyStep, ToolSpec } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool, ToolResult } from "../types/tool.ts";
 import type { Action, EndReason, Trajectory, Turn } from "../types/trajectory.ts";
+import { judgeAnswer } from "./judge-answer.ts";
 import { parseChatAction, parseTextAction } from "./parse-action.ts";
 import { renderObservation, renderPrompt } from "./protocol.ts";
 
@@ -252,7 +252,10 @@ async function finish(
   error?: string,
   failure?: Failure,
 ): Promise<Trajectory> {
-  const verdict = answer === null ? { correct: false } : await verifyAnswer(episode, answer, options);
+  const verdict =
+    answer === null
+      ? { correct: false }
+      : await judgeAnswer(options.verify, episode.spec.task, answer, episode.id);
   failure ??= verdict.failure;
   const unscored = failure?.class === "infra";
   return {
@@ -271,27 +274,6 @@ async function finish(
     ...(failure ? { failure } : {}),
     ...(error !== undefined ? { info: { error } } : {}),
   };
-}
-
-/**
- * The verifier's verdict (it may be asynchronous: the code verifier runs tests in a sandbox). A
- * verifier that throws did not judge the answer: the episode is infra (`verifier-error`, or the
- * class its `ClassifiedError` names), never "wrong". `AGENTRL_FAULTS` injects here.
- */
-async function verifyAnswer(
-  episode: LiveEpisode,
-  answer: string,
-  options: RunEpisodesOptions,
-): Promise<{ correct: boolean; failure?: Failure }> {
-  try {
-    const fault = injectFault(VERIFIER_FAULTS, `${episode.id}:verify`);
-    if (fault) throw fault;
-    return { correct: await options.verify(episode.spec.task, answer) };
-  } catch (error) {
-    if (error instanceof ClassifiedError) return { correct: false, failure: error.failure };
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { correct: false, failure: infraFailure("verifier-error", `the verifier threw ${message}`) };
-  }
 }
 
 function countWords(text: string): number {

@@ -39,6 +39,7 @@ import {
 import { createCodeTool } from "../tools/code.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import { createPythonTool } from "../tools/python.ts";
+import { isInfraFailure } from "../types/failure.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Task, TaskFamily } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
@@ -133,6 +134,8 @@ export interface EvalProgress {
   total: number;
   correct: number;
   policyErrors: number;
+  /** Episodes that failed for an infra reason (not samples: out of pass@k's n). */
+  infraFailures: number;
 }
 
 export interface EvaluateOptions {
@@ -454,7 +457,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     const total = tasks.length * config.n;
     const resumed = total - pending.length;
     options.onStart?.({ directory, runId: run.id, total, resumed });
-    const progress: EvalProgress = { done: resumed, total, correct: 0, policyErrors: 0 };
+    const progress: EvalProgress = { done: resumed, total, correct: 0, policyErrors: 0, infraFailures: 0 };
     if (resumed > 0) {
       progress.correct = store.countTrajectories(run.id, { correct: true });
     }
@@ -476,7 +479,8 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
           store.addTrajectory(run.id, trajectory, { key: trajectory.id });
           progress.done++;
           if (trajectory.correct) progress.correct++;
-          if (trajectory.endReason === "policy-error") progress.policyErrors++;
+          if (isInfraFailure(trajectory)) progress.infraFailures++;
+          else if (trajectory.endReason === "policy-error") progress.policyErrors++;
           options.onProgress?.({ ...progress });
         },
       });
@@ -523,6 +527,7 @@ export async function completeEval(done: {
   const metrics = {
     ...curveMetrics(summary.curves),
     "eval/policy_errors": summary.totals.policyErrors,
+    "eval/infra_failures": summary.totals.infraFailures,
     "eval/solved_fraction": summary.totals.solved / summary.totals.tasks,
     ...done.extraMetrics,
   };
@@ -552,6 +557,16 @@ export async function completeEval(done: {
   return result;
 }
 
+/**
+ * The tasks pass@k can be estimated on: a task whose every sample failed for an infra reason has
+ * no sample of the policy at all, so it is left out of the curves (its row and its count of infra
+ * failures stay in `counts` and the totals). Tasks with some infra failures keep their other
+ * samples: the curves' k grid then ends at the smallest n left.
+ */
+function scoredTasks(counts: readonly TaskCount[]): TaskCount[] {
+  return counts.filter((count) => count.n > 0 || (count.infraFailures ?? 0) === 0);
+}
+
 /** Counts, totals, end reasons and pass@k curves of a finished eval's stored episodes (n per task). */
 function summarizeEval(
   store: Store,
@@ -572,12 +587,12 @@ function summarizeEval(
     }
   }
   const counts = countByTask(episodes(), tasks);
-  const short = counts.find((count) => count.n !== n);
+  const short = counts.find((count) => count.n + (count.infraFailures ?? 0) !== n);
   if (short) throw new Error(`evaluate: task ${short.taskId} has ${short.n} stored samples, expected ${n}`);
   return {
     counts,
     totals: countTotals(counts),
     endReasons,
-    curves: passAtKCurves(counts, curveOptions),
+    curves: passAtKCurves(scoredTasks(counts), curveOptions),
   };
 }

@@ -29,6 +29,7 @@ import type { AddressInfo } from "node:net";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
+import { type Failure, infraFailure } from "../types/failure.ts";
 import { parseCompletion } from "./completion.ts";
 import { type EpisodeLog, type EpisodeMeta, EpisodeRegistry } from "./episodes.ts";
 import {
@@ -42,6 +43,7 @@ import { StreamAssembler } from "./stream.ts";
 import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
 import type { Upstream } from "./upstream.ts";
+import { postWithFaults, statusFailure, unreachableFailure } from "./upstream-faults.ts";
 
 export const EPISODE_HEADER = "x-agentrl-episode-id";
 
@@ -157,7 +159,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const startedAt = new Date();
     const started = performance.now();
     const base = { episodeId: episode.id, seq, api, startedAt: startedAt.toISOString(), stream, request };
-    const failed = (error: string, response: Record<string, unknown> | null = null): GatewayCall => ({
+    let injected = false;
+    const failed = (
+      error: string,
+      response: Record<string, unknown> | null = null,
+      failure?: Failure,
+    ): GatewayCall => ({
       ...base,
       latencyMs: performance.now() - started,
       response,
@@ -165,6 +172,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       choices: [],
       usage: null,
       error,
+      ...(failure ? { failure: injected ? { ...failure, injected } : failure } : {}),
     });
     episode.inFlight++;
     try {
@@ -172,20 +180,24 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       try {
         // The task id lets `agentrl serve` hand a scripted policy its task (other servers ignore it).
         const taskId = episode.meta.taskId;
-        upstreamResponse = await upstream.post(
+        ({ response: upstreamResponse, injected } = await postWithFaults(
+          upstream,
+          `${episode.id}:${seq}`,
           request,
           episode.controller.signal,
           taskId ? { [TASK_ID_HEADER]: taskId } : undefined,
-        );
+        ));
       } catch (error) {
-        record(episode, failed(`the upstream could not be reached: ${(error as Error).message}`));
+        const message = `the upstream could not be reached: ${(error as Error).message}`;
+        record(episode, failed(message, null, unreachableFailure(message)));
         if (episode.controller.signal.aborted)
           throw new RequestError(499, "the episode ended", null, "episode_ended");
         throw new RequestError(502, "the upstream model could not be reached", null, "upstream_error");
       }
       if (!upstreamResponse.ok) {
         const answer = await upstream.readJson(upstreamResponse).catch(() => null);
-        record(episode, failed(`the upstream answered ${upstreamResponse.status}`, answer as never));
+        const message = `the upstream answered ${upstreamResponse.status}`;
+        record(episode, failed(message, answer as never, statusFailure(upstreamResponse.status, message)));
         if (res === null) {
           const message = (answer as { error?: { message?: unknown } } | null)?.error?.message;
           throw new RequestError(
@@ -222,7 +234,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           typeof (completion as { error?: unknown })?.error === "string"
             ? `malformed answer from the upstream: ${(completion as { error: string }).error}`
             : parsed.error;
-        record(episode, failed(message, isRecord(completion) ? completion : null));
+        const code = /without \[DONE\]/.test(message) ? "upstream-truncated" : "upstream-malformed";
+        record(
+          episode,
+          failed(message, isRecord(completion) ? completion : null, infraFailure(code, message)),
+        );
         episode.error ??= message;
         if (res?.headersSent) {
           res.end();
