@@ -1,6 +1,6 @@
 /**
  * An episode that failed because the upstream did is rerun (`retries`), and one that still fails
- * is stored as `policy-error` in the denominator. The upstream is a fake OpenAI server whose first
+ * is stored as `policy-error` with an infra failure: counted, and out of the denominator. The upstream is a fake OpenAI server whose first
  * answer is malformed and whose later answers are a plain "42".
  */
 import assert from "node:assert/strict";
@@ -55,13 +55,17 @@ test("an upstream failure is retried with the same seed; the retried episode is 
   }
 });
 
-test("without retries left, the failed episode stays in the denominator as policy-error", async () => {
+test("without retries left, the failed episode is an infra failure: counted, out of the denominator", async () => {
   const upstream = await flakyUpstream(2);
   try {
     const result = await evaluateAgent({ ...common, policy: upstream.spec, retries: 1 });
-    assert.equal(result.totals.samples, 1);
-    assert.equal(result.totals.policyErrors, 1);
+    // The upstream's malformed answer is the infrastructure's failure, not a sample of the agent.
+    assert.equal(result.totals.samples, 0);
+    assert.equal(result.totals.infraFailures, 1);
+    assert.equal(result.totals.policyErrors, 0);
     assert.equal(result.endReasons["policy-error"], 1);
+    assert.equal(result.metrics["eval/infra_failures"], 1);
+    assert.deepEqual(result.curves.ks, [], "nothing was measured");
   } finally {
     await upstream.close();
   }

@@ -563,6 +563,9 @@ export async function completeEval(done: {
  * failures stay in `counts` and the totals). Tasks with some infra failures keep their other
  * samples: the curves' k grid then ends at the smallest n left.
  */
+/** The curves of an eval whose every sample failed for an infra reason: nothing was measured. */
+const NO_CURVES: PassAtKCurves = { ks: [], overall: [], families: {}, templates: {} };
+
 function scoredTasks(counts: readonly TaskCount[]): TaskCount[] {
   return counts.filter((count) => count.n > 0 || (count.infraFailures ?? 0) === 0);
 }
@@ -589,10 +592,11 @@ function summarizeEval(
   const counts = countByTask(episodes(), tasks);
   const short = counts.find((count) => count.n + (count.infraFailures ?? 0) !== n);
   if (short) throw new Error(`evaluate: task ${short.taskId} has ${short.n} stored samples, expected ${n}`);
+  const scored = scoredTasks(counts);
   return {
     counts,
     totals: countTotals(counts),
     endReasons,
-    curves: passAtKCurves(scoredTasks(counts), curveOptions),
+    curves: scored.length > 0 ? passAtKCurves(scored, curveOptions) : NO_CURVES,
   };
 }
