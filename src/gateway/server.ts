@@ -26,6 +26,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { InjectedFault } from "../core/faults.ts";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
@@ -43,7 +44,7 @@ import { StreamAssembler } from "./stream.ts";
 import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
 import type { Upstream } from "./upstream.ts";
-import { postWithFaults, statusFailure, unreachableFailure } from "./upstream-faults.ts";
+import { faultKey, postWithFaults, statusFailure, unreachableFailure } from "./upstream-faults.ts";
 
 export const EPISODE_HEADER = "x-agentrl-episode-id";
 
@@ -182,12 +183,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         const taskId = episode.meta.taskId;
         ({ response: upstreamResponse, injected } = await postWithFaults(
           upstream,
-          `${episode.id}:${seq}`,
+          faultKey(episode, seq),
           request,
           episode.controller.signal,
           taskId ? { [TASK_ID_HEADER]: taskId } : undefined,
         ));
       } catch (error) {
+        injected = error instanceof InjectedFault;
         const message = `the upstream could not be reached: ${(error as Error).message}`;
         record(episode, failed(message, null, unreachableFailure(message)));
         if (episode.controller.signal.aborted)

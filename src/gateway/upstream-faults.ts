@@ -7,7 +7,17 @@
  */
 import { injectFault, UPSTREAM_FAULTS } from "../core/faults.ts";
 import { type Failure, infraFailure } from "../types/failure.ts";
+import type { EpisodeLog } from "./episodes.ts";
 import type { Upstream } from "./upstream.ts";
+
+/**
+ * The fault-injection key of an episode's call number `seq`: its task and seed when the episode
+ * names them (stable across runs: `eval --agent` episodes get a random gateway id), else its id.
+ */
+export function faultKey(episode: Pick<EpisodeLog, "id" | "meta">, seq: number): string {
+  const { taskId, seed } = episode.meta;
+  return `${taskId !== undefined && seed !== undefined ? `${taskId}@${seed}` : episode.id}:${seq}`;
+}
 
 /** The class of an upstream answer with HTTP status `status` (undefined for a rejected request). */
 export function statusFailure(status: number, message: string): Failure | undefined {
@@ -27,7 +37,7 @@ export function unreachableFailure(message: string): Failure {
  * `upstream.post` unless the fault plan picks this call (`key`: episode id and call number): then
  * what a broken model server would answer (a 503, no answer until the timeout, a stream or body
  * cut short, a body that is not JSON), for the gateway's own code to classify. `injected` says
- * whether it did, so the call is labelled.
+ * whether it did, so the call is labelled; an injected timeout is thrown as the `InjectedFault`.
  */
 export async function postWithFaults(
   upstream: Upstream,
@@ -64,6 +74,7 @@ export async function postWithFaults(
           }
         : { response: new Response('{"id": "cut", "choi', { status: 200, headers: json }), injected: true };
     default:
-      throw new Error(`the upstream timed out (${fault.message})`);
+      // upstream-timeout: the transport gives up; the caller tells an injected one by its class.
+      throw fault;
   }
 }
