@@ -56,12 +56,12 @@ test("eval --agent under upstream faults: every faulted episode is infra, record
           // Verifier faults are keyed by the stored episode key (the trajectory id).
           const trajectory = upstream ? byEpisode.get(episode) : trajectories.find((t) => t.id === episode);
           const call =
-            upstream &&
-            trajectory &&
-            store.getState<GatewayCall>(
-              "faulted",
-              `gateway/calls/${gatewayEpisode(trajectory)}/${seq.padStart(4, "0")}`,
-            );
+            upstream && trajectory
+              ? store.getState<GatewayCall>(
+                  "faulted",
+                  `gateway/calls/${gatewayEpisode(trajectory)}/${seq.padStart(4, "0")}`,
+                )
+              : undefined;
           const ok =
             trajectory !== undefined &&
             failureClass(trajectory) === "infra" &&

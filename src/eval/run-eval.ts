@@ -44,7 +44,7 @@ import type { Policy } from "../types/policy.ts";
 import type { Task, TaskFamily } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import type { Trajectory } from "../types/trajectory.ts";
-import { getVerifier, type VerifierName } from "../verify/index.ts";
+import { checkTasksForVerifier, getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
 import { type CurveOptions, curveMetrics, type PassAtKCurves, passAtKCurves } from "./curves.ts";
 import { type EvalFiles, writeEvalFiles } from "./eval-files.ts";
@@ -407,6 +407,11 @@ export function openEvalRun(
   return created;
 }
 
+/** How errors name a task source: its file when it has one. */
+function taskSourceName(tasks: EvalConfig["tasks"]): string {
+  return tasks.type === "given" && tasks.name ? tasks.name : "the task list";
+}
+
 /** Runs (or resumes) an eval and returns its counts and curves; see the file comment. */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   if (!Number.isInteger(options.n) || options.n < 1)
@@ -415,6 +420,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   if (options.verify && options.verifier) throw new Error("evaluate: give verify or verifier, not both");
   const tasks = resolveEvalTasks(options.tasks);
   const config = buildConfig(options, tasks);
+  if (config.verifier) checkTasksForVerifier(config.verifier, tasks, taskSourceName(config.tasks));
   const verify = options.verify ?? (config.verifier ? getVerifier(config.verifier) : checkAnswer);
   const { policy } = options;
   const batchSize = Math.max(1, options.batchSize ?? 64);
