@@ -22,7 +22,7 @@ test("train rl: an infra episode leaves its group; the others' advantages equal 
   const train = async (name: string, fault: boolean) => {
     const { directory, store, run } = createRunDirectory({ kind: "rl", root, config, id: name });
     let update: RlUpdateBatch | undefined;
-    await trainRl({
+    const result = await trainRl({
       config,
       runDir: directory,
       store,
@@ -52,12 +52,13 @@ test("train rl: an infra episode leaves its group; the others' advantages equal 
     const metric = store.metrics(run.id, INFRA_FAILURES_METRIC)[0]?.value;
     const stored = store.trajectories(run.id);
     store.close();
-    return { update: update!, metric, stored };
+    return { update: update!, metric, stored, infraFailures: result.infraFailures };
   };
   const faulted = await train("faulted", true);
   const clean = await train("clean", false);
   const groups = config.tasksPerStep;
   assert.equal(faulted.metric, groups, "one infra episode per group, counted");
+  assert.equal(faulted.infraFailures, groups, "and reported in the result");
   assert.equal(clean.metric, 0);
   assert.equal(faulted.stored.length, groups * config.groupSize, "infra episodes are still stored");
   assert.ok(

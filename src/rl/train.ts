@@ -159,6 +159,8 @@ export interface RlResult {
   startStep: number;
   /** Episodes stored by the run (all steps, including earlier processes of a resumed run). */
   episodes: number;
+  /** Of those, episodes left out of their groups for an infra failure (`rollout/infra_failures`, summed). */
+  infraFailures: number;
   /** Steps whose update was undone (non-finite) or had no group with signal. */
   skipped: { nonfinite: number[]; noSignal: number[] };
   /** Metrics of the last step. */
@@ -610,6 +612,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     steps: config.steps,
     startStep,
     episodes: store.countTrajectories(runId),
+    infraFailures: store.metrics(runId, INFRA_FAILURES_METRIC).reduce((sum, point) => sum + point.value, 0),
     skipped,
     lastMetrics,
     boundary,
