@@ -22,7 +22,8 @@
  * reference until the step is known finite), logs `train/skipped_nonfinite`, and the checkpoint
  * code refuses non-finite params, so a good checkpoint is never overwritten by a diverged one.
  *
- * Metrics per step (store and progress): the rollout keys of rollout-metrics.ts; `advantage/*`
+ * Metrics per step (store and progress): the rollout keys of rollout-metrics.ts (over the scored
+ * episodes: infra failures are counted apart, in `rollout/infra_failures`); `advantage/*`
  * (advantageMetrics, over the kept groups); `rollout/zero_variance_group_fraction` (groups of the
  * step whose outcomes all tie, over every sampled group), `rollout/kept_groups`,
  * `rollout/dropped_group_fraction`, `rollout/extra_rollouts`, `rollout/infra_failures` (episodes
