@@ -94,3 +94,41 @@ test("eval --agent under upstream faults: every faulted episode is infra, record
     },
   );
 });
+
+test("an agent that throws, hangs or returns nothing is an agent failure: a sample of the agent, not infra", async () => {
+  const agent: AgentFunction = async (task, context) => {
+    const index = Number(task.id.split("/").at(-1) ?? 0) % 4;
+    if (index === 0) throw new TypeError("agent bug");
+    if (index === 1) return new Promise(() => {});
+    if (index === 2) return null;
+    return (openaiAgent as unknown as AgentFunction)(task, context);
+  };
+  const result = await evaluateAgent({
+    agentPath: "mixed",
+    agent,
+    policy: "expert",
+    tasks: { type: "world", split: "test", count: 8, seed: 3 },
+    n: 1,
+    retries: 0,
+    concurrency: 4,
+    timeoutMs: 1000,
+    runsRoot: root,
+    runId: "agents",
+    curves: { bootstrap: false },
+  });
+  const store = openRunDirectory(result.directory!);
+  try {
+    const trajectories = store.trajectories("agents");
+    const codes = new Set(
+      trajectories.flatMap((t) => (t.failure ? [`${t.failure.class}/${t.failure.code}`] : [])),
+    );
+    for (const code of ["agent/agent-threw", "agent/agent-timeout", "agent/agent-no-answer"]) {
+      assert.ok(codes.has(code), `no ${code} among ${[...codes].join(", ")}`);
+    }
+    assert.ok(![...codes].some((code) => code.startsWith("infra/")));
+    assert.equal(result.totals.samples, 8, "agent failures stay in the denominator");
+    assert.equal(result.totals.infraFailures, 0);
+  } finally {
+    store.close();
+  }
+});
