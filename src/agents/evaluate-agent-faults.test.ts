@@ -45,7 +45,7 @@ test("eval --agent under upstream faults: every faulted episode is infra, record
         // Fault keys name the episode by task and seed (faultKey), its calls by gateway episode id.
         const byEpisode = new Map(trajectories.map((t) => [`${t.taskId}@${t.seed}`, t]));
         const gatewayEpisode = (t: (typeof trajectories)[number]) =>
-          (t.info?.gateway as { episodeId: string }).episodeId;
+          (t.info?.gateway as { episodeId: string } | undefined)?.episodeId;
         const report = Object.fromEntries(
           FAULT_CLASSES.map((name) => [name, { injected: 0, misclassified: 0 }]),
         ) as Record<FaultClass, { injected: number; misclassified: number }>;

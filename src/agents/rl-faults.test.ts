@@ -57,11 +57,13 @@ test("train rl --agent under faults: faulted episodes are infra, never trained o
       assert.ok(!faulted.has(undefined), "every fault belongs to a stored episode");
       const infra = stored.filter((trajectory) => failureClass(trajectory) === "infra");
       assert.deepEqual(infra.map((trajectory) => trajectory.id).sort(), [...faulted].sort(), "misclassified");
-      assert.ok(infra.every((trajectory) => (trajectory.info?.rl as { kept: boolean }).kept === false));
+      assert.ok(
+        infra.every((trajectory) => (trajectory.info?.rl as { kept: boolean } | undefined)?.kept === false),
+      );
       assert.equal(metric, infra.length);
       assert.equal(result.infraFailures, infra.length);
       assert.ok(update && update.trajectories.length > 0, "the step trained on the other episodes");
-    const trained = new Set(update.trajectories.map((trajectory) => trajectory.id));
+      const trained = new Set(update.trajectories.map((trajectory) => trajectory.id));
       assert.ok(
         infra.every((trajectory) => !trained.has(trajectory.id)),
         "an infra episode was trained on",

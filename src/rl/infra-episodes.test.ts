@@ -64,7 +64,7 @@ test("train rl: an infra episode leaves its group; the others' advantages equal 
   assert.ok(
     faulted.stored
       .filter(isFaulted)
-      .every((trajectory) => (trajectory.info?.rl as { kept: boolean }).kept === false),
+      .every((trajectory) => (trajectory.info?.rl as { kept: boolean } | undefined)?.kept === false),
   );
 
   // The faulted run trained on the other episodes only.
