@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import openaiAgent from "../../examples/agents/openai.ts";
-import { injectedFaults, withFaults } from "../core/faults.ts";
+import { describeFaults, injectedFaults, withFaults } from "../core/faults.ts";
 import { INFRA_FAILURES_METRIC } from "../rl/infra-episodes.ts";
 import { saveTinyBase, tinyRlConfig } from "../rl/testing.ts";
 import { type RlUpdateBatch, trainRl } from "../rl/train.ts";
@@ -69,7 +69,7 @@ test("train rl --agent under faults: faulted episodes are infra, never trained o
         "an infra episode was trained on",
       );
       console.log(
-        `train rl --agent: ${faults.length} faults injected, ${infra.length} infra episodes of ${stored.length}`,
+        `train rl --agent: faults ${describeFaults(faults)} (${infra.length} infra episodes of ${stored.length}), misclassified 0`,
       );
     },
   );

@@ -139,9 +139,20 @@ export function injectFault(classes: FaultClass | readonly FaultClass[], key: st
 
 /** Faults injected in this process so far, per class (the harness's figure). */
 export function injectedFaultCounts(): Record<FaultClass, number> {
+  return countByClass(log);
+}
+
+/** Counts of a list of injected faults per class (every class, 0 when absent). */
+export function countByClass(faults: readonly { faultClass: FaultClass }[]): Record<FaultClass, number> {
   const counts = Object.fromEntries(FAULT_CLASSES.map((name) => [name, 0])) as Record<FaultClass, number>;
-  for (const entry of log) counts[entry.faultClass]++;
+  for (const entry of faults) counts[entry.faultClass]++;
   return counts;
+}
+
+/** `upstream-5xx 3, verifier-error 1`: the classes present in a list of injected faults. */
+export function describeFaults(faults: readonly { faultClass: FaultClass }[]): string {
+  const present = Object.entries(countByClass(faults)).filter(([, count]) => count > 0);
+  return present.length === 0 ? "none" : present.map(([name, count]) => `${name} ${count}`).join(", ");
 }
 
 /** The injected faults so far (class and key), in order. */

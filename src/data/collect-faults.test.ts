@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { injectedFaults, withFaults } from "../core/faults.ts";
+import { describeFaults, injectedFaults, withFaults } from "../core/faults.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { collectTrajectories, INFRA_REJECTION } from "./collect.ts";
@@ -43,5 +43,6 @@ test("data collect under verifier faults: infra episodes are never kept, whateve
       faulted.kept.map((trajectory) => trajectory.id),
       clean.kept.map((trajectory) => trajectory.id).filter((id) => !faultedIds.has(id)),
     );
+    console.log(`data collect (${filter}): faults ${describeFaults(faulted.faults)}, misclassified 0`);
   }
 });

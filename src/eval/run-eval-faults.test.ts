@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { injectedFaults, withFaults } from "../core/faults.ts";
+import { describeFaults, injectedFaults, withFaults } from "../core/faults.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
 import { openRunDirectory } from "../store/index.ts";
 import type { Trajectory } from "../types/trajectory.ts";
@@ -68,6 +68,7 @@ test("eval under verifier faults: infra episodes counted and reported, pass@k as
     countByTask(cleanSame, labels).map(({ taskId, n, c }) => [taskId, n, c]),
   );
   assert.ok(clean.result.curves.overall[0].passAtK > 0, "the vague policy solves some tasks");
+  console.log(`eval: faults ${describeFaults(faulted.faults)}, misclassified 0`);
 });
 
 test("an eval whose every episode failed for an infra reason measures nothing, reports it, and still writes its files", async () => {

@@ -74,9 +74,10 @@ async function storedIds(runId: string, spec: string | undefined) {
 
 test("eval under sqlite-write faults: every episode stored exactly once; a disk that never takes a write stops the run as infra", async () => {
   const clean = await storedIds("clean", undefined);
-  const faulted = await storedIds("faulted", "seed=3,sqlite-write=0.15");
+  const faulted = await storedIds("faulted", "seed=5,sqlite-write=0.3");
   assert.ok(faulted.faults > 0, "no write fault injected");
   assert.deepEqual([...faulted.ids].sort(), [...clean.ids].sort());
+  console.log(`store: ${faulted.faults} sqlite-write faults injected, 0 episodes lost or duplicated`);
   await withFaults("seed=3,sqlite-write=1", async () => {
     await assert.rejects(
       evaluate({
