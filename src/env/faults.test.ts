@@ -188,3 +188,17 @@ test("a verifier that throws makes the episode infra with its message, never wro
   assert.equal(classified.failure?.code, "checker-refused");
   assert.deepEqual([fine.correct, fine.outcomeReward, fine.failure], [true, 1, undefined]);
 });
+
+test("a malformed AGENTRL_FAULTS stops the loop before any episode, naming the bad class", async () => {
+  await withFaults("seed=1,verifier-crash=0.5", async () => {
+    await assert.rejects(
+      runEpisodes({
+        policy: createMockPolicy(() => renderAnswer("2")),
+        episodes: [{ task: tasks[1], seed: 0 }],
+        tools: () => [],
+        verify: () => true,
+      }),
+      /AGENTRL_FAULTS: unknown fault class "verifier-crash"; valid: seed, upstream-5xx/,
+    );
+  });
+});

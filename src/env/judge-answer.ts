@@ -14,9 +14,10 @@ export async function judgeAnswer(
   answer: string,
   episodeId: string,
 ): Promise<{ correct: boolean; failure?: Failure }> {
+  // Outside the try: a malformed AGENTRL_FAULTS is a configuration error, never a verifier's.
+  const fault = injectFault(VERIFIER_FAULTS, `${episodeId}:verify`);
+  if (fault) return { correct: false, failure: fault.failure };
   try {
-    const fault = injectFault(VERIFIER_FAULTS, `${episodeId}:verify`);
-    if (fault) throw fault;
     return { correct: await verify(task, answer) };
   } catch (error) {
     if (error instanceof ClassifiedError) return { correct: false, failure: error.failure };

@@ -25,6 +25,7 @@
  * - Tool failures are data: the tool result (with its status and `injected` label) goes into the
  *   turn and the observation; they never end the episode by themselves.
  */
+import { activeFaultPlan } from "../core/faults.ts";
 import { callTool, toolSpec } from "../tools/index.ts";
 import type { Failure } from "../types/failure.ts";
 import type { Policy, PolicyContext, PolicyStep, ToolSpec } from "../types/policy.ts";
@@ -91,6 +92,8 @@ interface LiveEpisode {
 
 /** Runs every episode to its end and returns the trajectories in the order of `episodes`. */
 export async function runEpisodes(options: RunEpisodesOptions): Promise<Trajectory[]> {
+  // A malformed AGENTRL_FAULTS fails here, before any episode, not inside an adapter's error path.
+  activeFaultPlan();
   const budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
   const { policy } = options;
   const batchSize = Math.max(1, options.batchSize ?? 64);

@@ -26,7 +26,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { InjectedFault } from "../core/faults.ts";
+import { activeFaultPlan, InjectedFault } from "../core/faults.ts";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
 import { RequestError } from "../serve/request.ts";
@@ -86,6 +86,7 @@ export interface Gateway {
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  activeFaultPlan(); // a malformed AGENTRL_FAULTS fails at start, not as an unreachable upstream
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   if (!LOOPBACK.has(host)) {
