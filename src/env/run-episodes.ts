@@ -23,7 +23,8 @@
  * - Budgets: at most `maxTurns` turns and `maxTokens` generated tokens per episode; a turn cut by
  *   the token budget without a complete action ends the episode with `max-tokens`.
  * - Tool failures are data: the tool result (with its status and `injected` label) goes into the
- *   turn and the observation; they never end the episode by themselves.
+ *   turn and the observation; they never end the episode by themselves, except an infra one
+ *   (above). A tool's real error (`failure.class === "tool"`) is the policy's to cope with.
  */
 import { activeFaultPlan } from "../core/faults.ts";
 import { callTool, toolSpec } from "../tools/index.ts";
