@@ -563,15 +563,15 @@ export async function completeEval(done: {
   return result;
 }
 
+/** The curves of an eval whose every sample failed for an infra reason: nothing was measured. */
+const NO_CURVES: PassAtKCurves = { ks: [], overall: [], families: {}, templates: {} };
+
 /**
  * The tasks pass@k can be estimated on: a task whose every sample failed for an infra reason has
  * no sample of the policy at all, so it is left out of the curves (its row and its count of infra
  * failures stay in `counts` and the totals). Tasks with some infra failures keep their other
  * samples: the curves' k grid then ends at the smallest n left.
  */
-/** The curves of an eval whose every sample failed for an infra reason: nothing was measured. */
-const NO_CURVES: PassAtKCurves = { ks: [], overall: [], families: {}, templates: {} };
-
 function scoredTasks(counts: readonly TaskCount[]): TaskCount[] {
   return counts.filter((count) => count.n > 0 || (count.infraFailures ?? 0) === 0);
 }
