@@ -56,11 +56,17 @@ export async function benchEval(): Promise<Record<string, number>> {
         persist: false,
         curves: { bootstrap: false },
       });
-      return { seconds: (performance.now() - started) / 1000, episodes: result.totals.samples };
+      // Every episode ran, infra-failed ones too (they are only left out of pass@k's samples).
+      const { samples, infraFailures } = result.totals;
+      return {
+        seconds: (performance.now() - started) / 1000,
+        episodes: samples + infraFailures,
+        infraFailures,
+      };
     };
     await run(8, 8);
-    const { seconds, episodes } = await run(32, 8);
-    return { eval_episodes_per_s: episodes / seconds };
+    const { seconds, episodes, infraFailures } = await run(32, 8);
+    return { eval_episodes_per_s: episodes / seconds, eval_infra_failures: infraFailures };
   } finally {
     await policy.close();
     if (!shipped) rmSync(join(dir, ".."), { recursive: true, force: true });

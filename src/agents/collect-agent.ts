@@ -111,6 +111,7 @@ export async function collectAgentDataset(
     rejected: 0,
     rejections: {},
     tasksWithKept: 0,
+    infraFailures: 0,
   };
   let prefixBreaks = 0;
   let runner: AgentRunner | null = null;

@@ -30,6 +30,7 @@ import {
 import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
 import { episodeKey } from "../store/index.ts";
 import { finishRunAfterError } from "../store/run-failure.ts";
+import { isInfraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
@@ -148,6 +149,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
       total,
       correct: resumed > 0 ? store.countTrajectories(run.id, { correct: true }) : 0,
       policyErrors: 0,
+      infraFailures: 0,
     };
     options.onProgress?.({ ...progress });
     let prefixBreaks = 0;
@@ -163,7 +165,8 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
         prefixBreaks += episode.prefixBreaks;
         progress.done++;
         if (episode.trajectory.correct) progress.correct++;
-        if (episode.trajectory.endReason === "policy-error") progress.policyErrors++;
+        if (isInfraFailure(episode.trajectory)) progress.infraFailures++;
+        else if (episode.trajectory.endReason === "policy-error") progress.policyErrors++;
         if (episode.trajectory.failure) failures[episode.trajectory.failure.class]++;
         options.onProgress?.({ ...progress });
       },

@@ -1,7 +1,7 @@
 /**
  * An episode that failed because the upstream did is rerun (`retries`), and one that still fails
  * is stored as `policy-error` carrying an `infra` failure (`upstream-failed`), counted in
- * `agent/infra_failed_episodes`, never as the agent's failure. The upstream is a fake OpenAI server whose first
+ * `agent/infra_failed_episodes` and `eval/infra_failures`, never as the agent's failure, and out of the denominator. The upstream is a fake OpenAI server whose first
  * answer is malformed and whose later answers are a plain "42".
  */
 import assert from "node:assert/strict";
@@ -57,15 +57,19 @@ test("an upstream failure is retried with the same seed; the retried episode is 
   }
 });
 
-test("without retries left, the failed episode is an infra failure, not the agent's", async () => {
+test("without retries left, the failed episode is an infra failure, not the agent's: counted, out of the denominator", async () => {
   const upstream = await flakyUpstream(2);
   try {
     const result = await evaluateAgent({ ...common, policy: upstream.spec, retries: 1 });
-    assert.equal(result.totals.samples, 1);
-    assert.equal(result.totals.policyErrors, 1);
+    // The upstream's malformed answer is the infrastructure's failure, not a sample of the agent.
+    assert.equal(result.totals.samples, 0);
+    assert.equal(result.totals.infraFailures, 1);
+    assert.equal(result.totals.policyErrors, 0);
     assert.equal(result.endReasons["policy-error"], 1);
     assert.equal(result.metrics["agent/infra_failed_episodes"], 1);
     assert.equal(result.metrics["agent/failed_episodes"], 0, "the agent threw because the upstream failed");
+    assert.equal(result.metrics["eval/infra_failures"], 1);
+    assert.deepEqual(result.curves.ks, [], "nothing was measured");
   } finally {
     await upstream.close();
   }

@@ -10,7 +10,9 @@
  * reward presets judge them.
  */
 import { randomBytes } from "node:crypto";
+import { judgeAnswer } from "../env/judge-answer.ts";
 import type { Gateway } from "../gateway/server.ts";
+import type { Failure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { functionSlot } from "./function-slot.ts";
@@ -52,6 +54,26 @@ export function answerText(value: unknown): string | null {
   return JSON.stringify(value) ?? null;
 }
 
+/**
+ * The class of an agent episode's failure: infra when the upstream or the verifier broke (the
+ * gateway or the judge says so), else the slot's own `agent` failure (threw, timed out, exited, out
+ * of memory), else an answer-less episode is the agent's; undefined for an answered episode.
+ */
+function agentEpisodeFailure(
+  candidates: readonly (Failure | undefined)[],
+  slotFailure: Failure | undefined,
+  finalAnswer: string | null,
+): Failure | undefined {
+  const infra = candidates.find((failure) => failure?.class === "infra");
+  if (infra) return infra;
+  if (slotFailure) return slotFailure;
+  const recorded = candidates.find((failure) => failure !== undefined);
+  if (recorded) return recorded;
+  if (finalAnswer === null)
+    return { class: "agent", code: "agent-no-answer", message: "the agent returned no answer" };
+  return undefined;
+}
+
 export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<AgentEpisode> {
   const { gateway, task } = options;
   const slot = options.slot ?? (options.agent ? functionSlot(options.agent) : null);
@@ -74,20 +96,25 @@ export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<Age
   } finally {
     if (options.slotId !== undefined) gateway.bindSlot(options.slotId, null);
   }
-  const failure = "failure" in outcome ? outcome.failure : undefined;
+  const slotFailure = "failure" in outcome ? outcome.failure : undefined;
   const finalAnswer = "answer" in outcome ? answerText(outcome.answer) : null;
   const built = gateway.finishEpisode(episodeId, {
     finalAnswer,
-    ...(failure ? { error: failure.message } : {}),
+    ...(slotFailure ? { error: slotFailure.message } : {}),
   });
   const trajectory = await withWorldToolResults(built.trajectory, task);
-  const correct = trajectory.endReason === "answer" && (await options.verify(task, finalAnswer));
+  const verdict =
+    trajectory.endReason === "answer" && finalAnswer !== null
+      ? await judgeAnswer(options.verify, task, finalAnswer, options.key)
+      : { correct: false };
+  const failure = agentEpisodeFailure([trajectory.failure, verdict.failure], slotFailure, finalAnswer);
   return {
     trajectory: {
       ...trajectory,
       id: options.key,
-      correct,
-      outcomeReward: trajectory.outcomeReward ?? (correct ? 1 : 0),
+      correct: verdict.correct,
+      outcomeReward:
+        failure?.class === "infra" ? null : (trajectory.outcomeReward ?? (verdict.correct ? 1 : 0)),
       ...(failure ? { failure } : {}),
       ...(outcome.stderr ? { info: { ...trajectory.info, agentStderr: outcome.stderr } } : {}),
     },

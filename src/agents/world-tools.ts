@@ -46,7 +46,10 @@ function observedText(content: string): string {
     try {
       const parsed: unknown = JSON.parse(trimmed);
       if (typeof parsed === "string") return parsed.trim();
-    } catch {}
+    } catch (error) {
+      // Text that merely starts with a quote is kept as written; anything but a JSON syntax error is a bug.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
   }
   return trimmed;
 }

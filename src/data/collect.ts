@@ -29,6 +29,7 @@ import {
 } from "../store/index.ts";
 import { finishRunAfterError } from "../store/run-failure.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
+import { isInfraFailure } from "../types/failure.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
@@ -80,12 +81,21 @@ export interface CollectCounts {
   rejections: Record<string, number>;
   /** Tasks with at least one kept trajectory. */
   tasksWithKept: number;
+  /**
+   * Episodes that failed for an infra reason (upstream, sandbox, verifier): never kept, whatever the
+   * filter (also counted in `rejected`, as `infra-failure`).
+   */
+  infraFailures: number;
 }
+
+/** The rejection reason of an infra-failed episode: it is not the policy's, so never training data. */
+export const INFRA_REJECTION = "infra-failure";
 
 /**
  * Rejection sampling over each task's samples (one list per task): the trajectories that pass the
  * filter, at most `maxKept` per task, in order; the counts are updated (kept, rejections by
- * reason, `over-quota` for passing ones past the quota, tasks with a kept trajectory).
+ * reason, `over-quota` for passing ones past the quota, `infra-failure` for infra-failed episodes
+ * whatever the filter, tasks with a kept trajectory).
  */
 export function keepPassing(
   bySample: readonly (readonly Trajectory[])[],
@@ -97,7 +107,11 @@ export function keepPassing(
   for (const samples of bySample) {
     let keptOfTask = 0;
     for (const trajectory of samples) {
-      const reason = rejectionReason(trajectory, filter) ?? (keptOfTask >= maxKept ? "over-quota" : null);
+      const infra = isInfraFailure(trajectory);
+      if (infra) counts.infraFailures++;
+      const reason = infra
+        ? INFRA_REJECTION
+        : (rejectionReason(trajectory, filter) ?? (keptOfTask >= maxKept ? "over-quota" : null));
       if (reason) {
         counts.rejected++;
         counts.rejections[reason] = (counts.rejections[reason] ?? 0) + 1;
@@ -140,8 +154,11 @@ export async function collectTrajectories(options: CollectOptions): Promise<Coll
       rejected: 0,
       rejections: {},
       tasksWithKept: 0,
+      infraFailures: 0,
     },
   );
+  // Counts saved by a run from before infra failures were counted.
+  counts.infraFailures ??= 0;
   const total = options.tasks.length * samples;
   const chunk = Math.max(1, options.chunkTasks ?? 256);
   for (let start = options.tasksDone ?? 0; start < options.tasks.length; start += chunk) {

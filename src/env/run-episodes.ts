@@ -13,17 +13,27 @@
  *   turn: the policy gets an error observation and the episode continues; after `maxFormatErrors`
  *   format errors it ends with `endReason = "format-error"`. Nothing the model writes can throw.
  * - A policy failure (an endpoint that still fails after its retries) ends the episode with
- *   `endReason = "policy-error"`: it stays in the results and in any pass@k denominator.
+ *   `endReason = "policy-error"` and the step's `failure` (infra for an upstream 5xx, timeout or
+ *   malformed reply: types/failure.ts). It stays in the results; an infra one leaves pass@k
+ *   denominators, RL groups and SFT data, and is counted.
+ * - Infra failures end the episode too, as `policy-error` with `failure` infra: a tool result whose
+ *   machinery broke (`toolResult.failure.class === "infra"`: a sandbox died), or a verifier that
+ *   threw or timed out (the answer stays, `correct` false, `outcomeReward` null: never scored as
+ *   wrong). A verifier's `ClassifiedError` keeps its own class.
  * - Budgets: at most `maxTurns` turns and `maxTokens` generated tokens per episode; a turn cut by
  *   the token budget without a complete action ends the episode with `max-tokens`.
  * - Tool failures are data: the tool result (with its status and `injected` label) goes into the
- *   turn and the observation; they never end the episode by themselves.
+ *   turn and the observation; they never end the episode by themselves, except an infra one
+ *   (above). A tool's real error (`failure.class === "tool"`) is the policy's to cope with.
  */
+import { activeFaultPlan } from "../core/faults.ts";
 import { callTool, toolSpec } from "../tools/index.ts";
+import type { Failure } from "../types/failure.ts";
 import type { Policy, PolicyContext, PolicyStep, ToolSpec } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool, ToolResult } from "../types/tool.ts";
 import type { Action, EndReason, Trajectory, Turn } from "../types/trajectory.ts";
+import { judgeAnswer } from "./judge-answer.ts";
 import { parseChatAction, parseTextAction } from "./parse-action.ts";
 import { renderObservation, renderPrompt } from "./protocol.ts";
 
@@ -83,6 +93,8 @@ interface LiveEpisode {
 
 /** Runs every episode to its end and returns the trajectories in the order of `episodes`. */
 export async function runEpisodes(options: RunEpisodesOptions): Promise<Trajectory[]> {
+  // A malformed AGENTRL_FAULTS fails here, before any episode, not inside an adapter's error path.
+  activeFaultPlan();
   const budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
   const { policy } = options;
   const batchSize = Math.max(1, options.batchSize ?? 64);
@@ -188,7 +200,7 @@ async function advance(
 ): Promise<Trajectory | null> {
   const index = episode.turns.length;
   if (step.error !== undefined || step.finishReason === "error") {
-    return finish(episode, policy, "policy-error", null, options, step.error ?? "policy error");
+    return finish(episode, policy, "policy-error", null, options, step.error ?? "policy error", step.failure);
   }
   episode.tokensUsed += step.tokenIds.length > 0 ? step.tokenIds.length : countWords(step.text);
   const action: Action =
@@ -220,9 +232,13 @@ async function advance(
     const result: ToolResult = await callTool(tool, action.arguments, {
       timeoutMs: budgets.toolTimeoutMs,
       signal: options.signal,
+      key: `${episode.id}:${index}`,
     });
     turn.toolResult = result;
     observe(turn, policy, result.content);
+    if (result.failure?.class === "infra") {
+      return finish(episode, policy, "policy-error", null, options, result.failure.message, result.failure);
+    }
   }
   if (episode.turns.length >= budgets.maxTurns) return finish(episode, policy, "max-turns", null, options);
   if (episode.tokensUsed >= budgets.maxTokens) return finish(episode, policy, "max-tokens", null, options);
@@ -241,9 +257,14 @@ async function finish(
   answer: string | null,
   options: RunEpisodesOptions,
   error?: string,
+  failure?: Failure,
 ): Promise<Trajectory> {
-  // A verifier may be asynchronous (the code verifier runs tests in a sandbox).
-  const correct = answer !== null && (await options.verify(episode.spec.task, answer));
+  const verdict =
+    answer === null
+      ? { correct: false }
+      : await judgeAnswer(options.verify, episode.spec.task, answer, episode.id);
+  failure ??= verdict.failure;
+  const unscored = failure?.class === "infra";
   return {
     id: episode.id,
     taskId: episode.spec.task.id,
@@ -254,9 +275,10 @@ async function finish(
     prompt: episode.context.prompt,
     turns: episode.turns,
     finalAnswer: answer,
-    correct,
-    outcomeReward: correct ? 1 : 0,
+    correct: verdict.correct,
+    outcomeReward: unscored ? null : verdict.correct ? 1 : 0,
     endReason,
+    ...(failure ? { failure } : {}),
     ...(error !== undefined ? { info: { error } } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { infraFailure } from "../types/failure.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { curveMetrics, formatCurveTable, passAtKCurves } from "./curves.ts";
 import { countByTask, countTotals } from "./task-counts.ts";
@@ -28,10 +29,12 @@ const tasks = [
   { id: "c", family: "bridge", template: "capital-pop" },
 ];
 
-test("countByTask follows the task list, counts policy errors as failures, ignores strangers", () => {
+test("countByTask follows the task list, counts policy errors as failures, leaves infra out, ignores strangers", () => {
+  const infra = { ...sample("b", false, "policy-error"), failure: infraFailure("upstream-5xx", "HTTP 503") };
   const trajectories = [
     sample("a", true),
     sample("a", false, "policy-error"),
+    infra,
     sample("b", false),
     sample("b", false),
     sample("c", true),
@@ -40,11 +43,18 @@ test("countByTask follows the task list, counts policy errors as failures, ignor
   ];
   const counts = countByTask(trajectories, tasks);
   assert.deepEqual(counts, [
-    { taskId: "a", family: "lookup", template: "city-pop", n: 2, c: 1, policyErrors: 1 },
-    { taskId: "b", family: "lookup", template: "country-pop", n: 2, c: 0, policyErrors: 0 },
-    { taskId: "c", family: "bridge", template: "capital-pop", n: 2, c: 2, policyErrors: 0 },
+    { taskId: "a", family: "lookup", template: "city-pop", n: 2, c: 1, policyErrors: 1, infraFailures: 0 },
+    { taskId: "b", family: "lookup", template: "country-pop", n: 2, c: 0, policyErrors: 0, infraFailures: 1 },
+    { taskId: "c", family: "bridge", template: "capital-pop", n: 2, c: 2, policyErrors: 0, infraFailures: 0 },
   ]);
-  assert.deepEqual(countTotals(counts), { tasks: 3, samples: 6, correct: 3, policyErrors: 1, solved: 2 });
+  assert.deepEqual(countTotals(counts), {
+    tasks: 3,
+    samples: 6,
+    correct: 3,
+    policyErrors: 1,
+    infraFailures: 1,
+    solved: 2,
+  });
   // Without a task list: every task seen, with the trajectory's family.
   assert.equal(countByTask(trajectories).length, 4);
   assert.equal(countByTask(trajectories)[3].family, "from-trajectory");

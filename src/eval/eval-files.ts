@@ -109,14 +109,25 @@ export async function writeEvalFiles(
       blocks: [
         {
           type: "table",
-          columns: ["tasks", "samples", "correct", "solved at k = n", "policy errors"],
-          rows: [[totals.tasks, totals.samples, totals.correct, totals.solved, totals.policyErrors]],
+          columns: ["tasks", "samples", "correct", "solved at k = n", "policy errors", "infra failures"],
+          rows: [
+            [
+              totals.tasks,
+              totals.samples,
+              totals.correct,
+              totals.solved,
+              totals.policyErrors,
+              totals.infraFailures,
+            ],
+          ],
         },
         {
           type: "paragraph",
           text: `End reasons: ${Object.entries(result.endReasons)
             .map(([reason, count]) => `${reason} ${count}`)
-            .join(", ")}. Policy errors count as failed samples.`,
+            .join(
+              ", ",
+            )}. Policy errors count as failed samples; infra failures (upstream, sandbox or verifier broke) are not samples: left out of n.`,
         },
       ],
     },
@@ -140,7 +151,7 @@ export async function writeEvalFiles(
           blocks: [
             {
               type: "table",
-              columns: ["task", "family", "template", "n", "c", "policy errors"],
+              columns: ["task", "family", "template", "n", "c", "policy errors", "infra failures"],
               rows: result.counts.map((count) => [
                 count.taskId,
                 count.family,
@@ -148,6 +159,7 @@ export async function writeEvalFiles(
                 count.n,
                 count.c,
                 count.policyErrors,
+                count.infraFailures ?? 0,
               ]),
             },
           ],

@@ -41,11 +41,12 @@ import { finishRunAfterError } from "../store/run-failure.ts";
 import { createCodeTool } from "../tools/code.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import { createPythonTool } from "../tools/python.ts";
+import { isInfraFailure } from "../types/failure.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Task, TaskFamily } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import type { Trajectory } from "../types/trajectory.ts";
-import { getVerifier, type VerifierName } from "../verify/index.ts";
+import { checkTasksForVerifier, getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
 import { type CurveOptions, curveMetrics, type PassAtKCurves, passAtKCurves } from "./curves.ts";
 import { type EvalFiles, writeEvalFiles } from "./eval-files.ts";
@@ -135,6 +136,8 @@ export interface EvalProgress {
   total: number;
   correct: number;
   policyErrors: number;
+  /** Episodes that failed for an infra reason (not samples: out of pass@k's n). */
+  infraFailures: number;
 }
 
 export interface EvaluateOptions {
@@ -411,6 +414,11 @@ export function openEvalRun(
   return created;
 }
 
+/** How errors name a task source: its file when it has one. */
+function taskSourceName(tasks: EvalConfig["tasks"]): string {
+  return tasks.type === "given" && tasks.name ? tasks.name : "the task list";
+}
+
 /** Runs (or resumes) an eval and returns its counts and curves; see the file comment. */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   if (!Number.isInteger(options.n) || options.n < 1)
@@ -419,6 +427,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   if (options.verify && options.verifier) throw new Error("evaluate: give verify or verifier, not both");
   const tasks = resolveEvalTasks(options.tasks);
   const config = buildConfig(options, tasks);
+  if (config.verifier) checkTasksForVerifier(config.verifier, tasks, taskSourceName(config.tasks));
   const verify = options.verify ?? (config.verifier ? getVerifier(config.verifier) : checkAnswer);
   const { policy } = options;
   const batchSize = Math.max(1, options.batchSize ?? 64);
@@ -463,7 +472,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     const total = tasks.length * config.n;
     const resumed = total - pending.length;
     options.onStart?.({ directory, runId: run.id, total, resumed });
-    const progress: EvalProgress = { done: resumed, total, correct: 0, policyErrors: 0 };
+    const progress: EvalProgress = { done: resumed, total, correct: 0, policyErrors: 0, infraFailures: 0 };
     if (resumed > 0) {
       progress.correct = store.countTrajectories(run.id, { correct: true });
     }
@@ -485,7 +494,8 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
           store.addTrajectory(run.id, trajectory, { key: trajectory.id });
           progress.done++;
           if (trajectory.correct) progress.correct++;
-          if (trajectory.endReason === "policy-error") progress.policyErrors++;
+          if (isInfraFailure(trajectory)) progress.infraFailures++;
+          else if (trajectory.endReason === "policy-error") progress.policyErrors++;
           options.onProgress?.({ ...progress });
         },
       });
@@ -531,6 +541,7 @@ export async function completeEval(done: {
   const metrics = {
     ...curveMetrics(summary.curves),
     "eval/policy_errors": summary.totals.policyErrors,
+    "eval/infra_failures": summary.totals.infraFailures,
     "eval/solved_fraction": summary.totals.solved / summary.totals.tasks,
     ...done.extraMetrics,
   };
@@ -560,6 +571,19 @@ export async function completeEval(done: {
   return result;
 }
 
+/** The curves of an eval whose every sample failed for an infra reason: nothing was measured. */
+const NO_CURVES: PassAtKCurves = { ks: [], overall: [], families: {}, templates: {} };
+
+/**
+ * The tasks pass@k can be estimated on: a task whose every sample failed for an infra reason has
+ * no sample of the policy at all, so it is left out of the curves (its row and its count of infra
+ * failures stay in `counts` and the totals). Tasks with some infra failures keep their other
+ * samples: the curves' k grid then ends at the smallest n left.
+ */
+function scoredTasks(counts: readonly TaskCount[]): TaskCount[] {
+  return counts.filter((count) => count.n > 0 || (count.infraFailures ?? 0) === 0);
+}
+
 /** Counts, totals, end reasons and pass@k curves of a finished eval's stored episodes (n per task). */
 function summarizeEval(
   store: Store,
@@ -580,12 +604,13 @@ function summarizeEval(
     }
   }
   const counts = countByTask(episodes(), tasks);
-  const short = counts.find((count) => count.n !== n);
+  const short = counts.find((count) => count.n + (count.infraFailures ?? 0) !== n);
   if (short) throw new Error(`evaluate: task ${short.taskId} has ${short.n} stored samples, expected ${n}`);
+  const scored = scoredTasks(counts);
   return {
     counts,
     totals: countTotals(counts),
     endReasons,
-    curves: passAtKCurves(counts, curveOptions),
+    curves: scored.length > 0 ? passAtKCurves(scored, curveOptions) : NO_CURVES,
   };
 }

@@ -34,11 +34,12 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { activeFaultPlan, InjectedFault } from "../core/faults.ts";
 import { checkBind, HostPolicy } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { RequestError } from "../http/request-error.ts";
 import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
-import type { Failure } from "../types/failure.ts";
+import { type Failure, infraFailure } from "../types/failure.ts";
 import { parseCompletion } from "./completion.ts";
 import {
   callBytes,
@@ -68,6 +69,7 @@ import { StreamAssembler } from "./stream.ts";
 import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
 import type { Upstream } from "./upstream.ts";
+import { faultKey, postWithFaults, statusFailure, unreachableFailure } from "./upstream-faults.ts";
 
 export const EPISODE_HEADER = "x-agentrl-episode-id";
 
@@ -121,6 +123,7 @@ export interface Gateway {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  activeFaultPlan(); // a malformed AGENTRL_FAULTS fails at start, not as an unreachable upstream
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const warning = checkBind("agentrl gateway", host, { token: options.token, insecure: options.allowRemote });
@@ -207,7 +210,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const startedAt = new Date();
     const started = performance.now();
     const base = { episodeId: episode.id, seq, api, startedAt: startedAt.toISOString(), stream, request };
-    const failed = (error: string, response: Record<string, unknown> | null = null): GatewayCall => ({
+    let injected = false;
+    const failed = (
+      error: string,
+      response: Record<string, unknown> | null = null,
+      failure?: Failure,
+    ): GatewayCall => ({
       ...base,
       latencyMs: performance.now() - started,
       response,
@@ -215,6 +223,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       choices: [],
       usage: null,
       error,
+      ...(failure ? { failure: injected ? { ...failure, injected } : failure } : {}),
     });
     episode.inFlight++;
     try {
@@ -223,19 +232,25 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         // The task id lets `agentrl serve` hand a scripted policy its task (other servers ignore it).
         const taskId = episode.meta.taskId;
         // The episode id lets `agentrl serve` keep the episode's KV cache between its calls.
-        upstreamResponse = await upstream.post(request, episode.controller.signal, {
-          [EPISODE_ID_HEADER]: episode.id,
-          ...(taskId ? { [TASK_ID_HEADER]: taskId } : {}),
-        });
+        ({ response: upstreamResponse, injected } = await postWithFaults(
+          upstream,
+          faultKey(episode, seq),
+          request,
+          episode.controller.signal,
+          { [EPISODE_ID_HEADER]: episode.id, ...(taskId ? { [TASK_ID_HEADER]: taskId } : {}) },
+        ));
       } catch (error) {
-        record(episode, failed(`the upstream could not be reached: ${(error as Error).message}`));
+        injected = error instanceof InjectedFault;
+        const message = `the upstream could not be reached: ${(error as Error).message}`;
+        record(episode, failed(message, null, unreachableFailure(message)));
         if (episode.controller.signal.aborted)
           throw new RequestError(499, "the episode ended", null, "episode_ended");
         throw new RequestError(502, "the upstream model could not be reached", null, "upstream_error");
       }
       if (!upstreamResponse.ok) {
         const answer = await upstream.readJson(upstreamResponse).catch(() => null);
-        record(episode, failed(`the upstream answered ${upstreamResponse.status}`, answer as never));
+        const message = `the upstream answered ${upstreamResponse.status}`;
+        record(episode, failed(message, answer as never, statusFailure(upstreamResponse.status, message)));
         if (res === null) {
           const message = (answer as { error?: { message?: unknown } } | null)?.error?.message;
           throw new RequestError(
@@ -272,7 +287,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           typeof (completion as { error?: unknown })?.error === "string"
             ? `malformed answer from the upstream: ${(completion as { error: string }).error}`
             : parsed.error;
-        record(episode, failed(message, isRecord(completion) ? completion : null));
+        const code = /without \[DONE\]/.test(message) ? "upstream-truncated" : "upstream-malformed";
+        record(
+          episode,
+          failed(message, isRecord(completion) ? completion : null, infraFailure(code, message)),
+        );
         episode.error ??= message;
         if (res?.headersSent) {
           res.end();

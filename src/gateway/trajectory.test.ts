@@ -215,3 +215,24 @@ test("a turn that calls two tools keeps both calls, each with its own result; id
   assert.deepEqual(flat.lossMask, [0, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1]);
   assert.equal(countToolCalls(trajectory), 2);
 });
+
+test("an episode that ended right after an upstream failure is infra; one whose agent went on is not", () => {
+  const broken: GatewayCall = {
+    ...call(1, [question], null, []),
+    response: null,
+    error: "the upstream answered 503",
+    failure: { class: "infra", code: "upstream-5xx", message: "the upstream answered 503" },
+  };
+  const first = call(0, [question], [1, 2], [search]);
+  const ended = buildTrajectory([first, broken], { ...options, finalAnswer: null, error: "the agent threw" });
+  assert.equal(ended.trajectory.endReason, "policy-error");
+  assert.deepEqual(ended.trajectory.failure, broken.failure);
+  // The agent retried after the failure and answered: its episode, not the infrastructure's.
+  const retried = call(2, [question, assistant, toolMessage], [1, 2, 10, 11, 12, 30], [answer]);
+  const recovered = buildTrajectory([first, broken, retried], { ...options, finalAnswer: "4213" });
+  assert.equal(recovered.trajectory.endReason, "answer");
+  assert.equal(recovered.trajectory.failure, undefined);
+  // An agent that threw after a successful call is not infra either (run-episode makes it `agent`).
+  const agentBug = buildTrajectory([first], { ...options, finalAnswer: null, error: "the agent threw" });
+  assert.equal(agentBug.trajectory.failure, undefined);
+});

@@ -290,9 +290,14 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
     failedCalls: calls.filter((call) => call.error !== undefined).length,
     segments: later,
   };
+  // An episode that ended in error right after an upstream call broke is the infrastructure's
+  // failure (infra, never scored); one whose agent went on after it is the agent's episode.
+  const lastCall = [...calls].sort((a, b) => a.seq - b.seq).at(-1);
+  const failure = endReason === "policy-error" && lastCall?.failure ? lastCall.failure : undefined;
   const trajectory: Trajectory = {
     id: options.episodeId,
     ...base,
+    ...(failure ? { failure } : {}),
     prompt: { text: segments[0]?.promptText ?? "", tokenIds: segments[0]?.promptIds ?? [] },
     turns: mainTurns,
     info: { gateway: info, ...(options.error ? { error: options.error } : {}) },

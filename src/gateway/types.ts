@@ -4,6 +4,7 @@
  * completion token ids and log-probs the upstream returned under vLLM's `return_token_ids`).
  * Upstream keys travel only in headers and are never part of a record.
  */
+import type { Failure } from "../types/failure.ts";
 
 /** One choice of a completion, as the trajectory builder reads it. */
 export interface RecordedChoice {
@@ -36,6 +37,8 @@ export interface GatewayCall {
   usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
   /** Why the call failed (upstream error, malformed answer); the episode then ends as `policy-error`. */
   error?: string;
+  /** The class of that failure (`infra` when the upstream broke: upstream-faults.ts). */
+  failure?: Failure;
 }
 
 /** Rewards an agent posts (`POST /episodes/<id>/reward`). */

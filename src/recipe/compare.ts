@@ -65,6 +65,7 @@ export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[
               n: seen.n + count.n,
               c: seen.c + count.c,
               policyErrors: seen.policyErrors + count.policyErrors,
+              infraFailures: (seen.infraFailures ?? 0) + (count.infraFailures ?? 0),
             }
           : { ...count },
       );

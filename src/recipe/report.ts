@@ -26,6 +26,7 @@ import {
 import { creditExperiment } from "./experiments/credit.ts";
 import { dataFirstExperiment } from "./experiments/data-first.ts";
 import { noiseExperiment } from "./experiments/noise.ts";
+import { describeInfraFailures, infraFailuresByStage } from "./infra-failures.ts";
 import { MAIN_STARTS, resultOf, type SelectStageResult } from "./pipeline.ts";
 import type { EvalStageResult, RlStageResult } from "./stage-runs.ts";
 import type { StageOutcome, StageResults } from "./stages.ts";
@@ -50,6 +51,8 @@ export interface RecipeReport {
   stages: StageOutcome[];
   verdicts: Verdict[];
   experiments: Record<string, unknown>;
+  /** Episodes of each eval stage left out of pass@k for an infra failure (infra-failures.ts). */
+  infraFailures: Record<string, number>;
 }
 
 interface BuildInput {
@@ -164,6 +167,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     sections.push(...orchestra.sections.map((section) => ({ ...section, title: `6. ${section.title}` })));
   }
 
+  const infraFailures = infraFailuresByStage(evals);
   const stagesSection: Section = {
     title: "Stages",
     blocks: [
@@ -172,6 +176,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         columns: ["stage", "key", "cached", "seconds"],
         rows: input.outcomes.map((o) => [o.name, o.key, o.cached, Math.round(o.seconds)]),
       },
+      { type: "paragraph", text: describeInfraFailures(infraFailures) },
       {
         type: "details",
         summary: "The resolved config",
@@ -189,6 +194,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     stages: input.outcomes,
     verdicts,
     experiments,
+    infraFailures,
   };
   const html = renderPage({
     title: "agentrl: the article's recipe on the embedded lab",

@@ -1,7 +1,9 @@
 /**
  * Outcome rewards: one scalar per episode. Every one returns null for an episode that ended in a
- * policy (endpoint) error: the policy never got to finish, so the episode says nothing about it.
+ * policy (endpoint) error or an infra failure: the policy never got to finish, or nothing judged
+ * it, so the episode says nothing about it.
  */
+import { isInfraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import { countToolCalls, type Trajectory } from "../types/trajectory.ts";
 import { normalizeAnswerText } from "./normalize.ts";
@@ -18,7 +20,8 @@ export interface AnswerMatchOptions {
 }
 
 function unscorable(trajectory: Trajectory): boolean {
-  return trajectory.endReason === "policy-error";
+  // An infra failure (a verifier that crashed after a complete answer, too) says nothing about the policy.
+  return trajectory.endReason === "policy-error" || isInfraFailure(trajectory);
 }
 
 function goldAnswers(task: Task, normalize: (text: string) => string): string[] {

@@ -22,10 +22,12 @@
  * reference until the step is known finite), logs `train/skipped_nonfinite`, and the checkpoint
  * code refuses non-finite params, so a good checkpoint is never overwritten by a diverged one.
  *
- * Metrics per step (store and progress): the rollout keys of rollout-metrics.ts; `advantage/*`
+ * Metrics per step (store and progress): the rollout keys of rollout-metrics.ts (over the scored
+ * episodes: infra failures are counted apart, in `rollout/infra_failures`); `advantage/*`
  * (advantageMetrics, over the kept groups); `rollout/zero_variance_group_fraction` (groups of the
  * step whose outcomes all tie, over every sampled group), `rollout/kept_groups`,
- * `rollout/dropped_group_fraction`, `rollout/extra_rollouts`; the loss's `policy/*` and `loss/policy`
+ * `rollout/dropped_group_fraction`, `rollout/extra_rollouts`, `rollout/infra_failures` (episodes
+ * left out of their groups: infra-episodes.ts); the loss's `policy/*` and `loss/policy`
  * (token means over the update, averaged over its optimizer steps), `loss/total`, `optim/grad_norm`
  * (before clipping), `optim/learning_rate`, `optim/updates`; `policy/kl_sampler` (KL(old‖new) at the
  * first update, before any change: ≈ 0 unless the sampler's and the trainer's log-probs disagree);
@@ -69,6 +71,7 @@ import { scoreTokens } from "../policy/embedded/score.ts";
 import { type RewardSpec, withRewards } from "../reward/index.ts";
 import type { Store } from "../store/index.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
+import { isInfraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import { flattenTrajectory, type Trajectory } from "../types/trajectory.ts";
@@ -95,6 +98,7 @@ import {
 } from "./checkpoints.ts";
 import type { RlConfig } from "./config.ts";
 import { groupsWithSignal } from "./dynamic-sampling.ts";
+import { INFRA_FAILURES_METRIC, scorableEpisodes } from "./infra-episodes.ts";
 import { ppoLoss } from "./loss.ts";
 import { rolloutMetrics } from "./rollout-metrics.ts";
 import { type TaskSampler, taskSamplerFor, worldSampler } from "./tasks.ts";
@@ -156,6 +160,8 @@ export interface RlResult {
   startStep: number;
   /** Episodes stored by the run (all steps, including earlier processes of a resumed run). */
   episodes: number;
+  /** Of those, episodes left out of their groups for an infra failure (`rollout/infra_failures`, summed). */
+  infraFailures: number;
   /** Steps whose update was undone (non-finite) or had no group with signal. */
   skipped: { nonfinite: number[]; noSignal: number[] };
   /** Metrics of the last step. */
@@ -390,6 +396,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     );
     let extraEpisodes = 0;
     let groupCount = 0;
+    let infraFailures = 0;
     try {
       for (let round = 0; ; round++) {
         const wanted = config.tasksPerStep - kept.length;
@@ -425,23 +432,28 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
             ? options.env.reward(trajectory, specs[i].task)
             : withRewards(trajectory, specs[i].task, rewardSpec),
         );
+        // Infra failures leave their groups before anything is judged (infra-episodes.ts: shrunk).
         const signal = groupsWithSignal(
           config.estimator,
-          toAdvantageBatch(rewarded, { anchors: config.anchors }),
+          toAdvantageBatch(scorableEpisodes(rewarded), { anchors: config.anchors }),
           advantageOptions(config),
         );
         const stored: Trajectory[] = [];
         for (let g = 0; g < tasks.length; g++) {
           const members = rewarded.slice(g * config.groupSize, (g + 1) * config.groupSize);
           const group = members[0].group ?? members[0].taskId;
+          const scorable = scorableEpisodes(members);
+          infraFailures += members.length - scorable.length;
           const keep =
-            (!config.dynamicSampling || signal.get(group) === true) && kept.length < config.tasksPerStep;
+            scorable.length > 0 &&
+            (!config.dynamicSampling || signal.get(group) === true) &&
+            kept.length < config.tasksPerStep;
           // Which episodes the update saw is part of the record (`info.rl`).
           const marked = members.map((trajectory) => ({
             ...trajectory,
-            info: { ...trajectory.info, rl: { step, round, kept: keep } },
+            info: { ...trajectory.info, rl: { step, round, kept: keep && !isInfraFailure(trajectory) } },
           }));
-          if (keep) kept.push(marked);
+          if (keep) kept.push(scorableEpisodes(marked));
           stored.push(...marked);
         }
         store.addTrajectories(runId, stored, { step });
@@ -454,9 +466,10 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     const rolloutSeconds = (performance.now() - rolloutStart) / 1000;
     Object.assign(
       metrics,
-      rolloutMetrics(all, (id) => taskById.get(id)),
+      rolloutMetrics(scorableEpisodes(all), (id) => taskById.get(id)),
     );
-    const allSignals = groupSignals(toAdvantageBatch(all));
+    const allSignals = groupSignals(toAdvantageBatch(scorableEpisodes(all)));
+    metrics[INFRA_FAILURES_METRIC] = infraFailures;
     metrics["rollout/zero_variance_group_fraction"] =
       allSignals.filter((signal) => !signal.outcomeSignal).length / Math.max(1, allSignals.length);
     metrics["rollout/kept_groups"] = kept.length;
@@ -600,6 +613,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     steps: config.steps,
     startStep,
     episodes: store.countTrajectories(runId),
+    infraFailures: store.metrics(runId, INFRA_FAILURES_METRIC).reduce((sum, point) => sum + point.value, 0),
     skipped,
     lastMetrics,
     boundary,

@@ -13,6 +13,7 @@
 import { createRng, hashString, mixSeeds } from "../core/random.ts";
 import { type LoadedDataset, loadDataset } from "../data/dataset.ts";
 import { type EncodedEpisode, encodeEpisode } from "../pretrain/corpus.ts";
+import { isInfraFailure } from "../types/failure.ts";
 import type { Tokenizer } from "../types/policy.ts";
 
 export interface SftEpisode extends EncodedEpisode {
@@ -24,6 +25,8 @@ export interface SftDataCounts {
   trajectories: number;
   /** Left out because they were not correct (with `correctOnly`). */
   skippedIncorrect: number;
+  /** Left out because they failed for an infra reason (never the policy's: never trained on). */
+  skippedInfra: number;
   /** Left out because they are longer than the model's context. */
   droppedTooLong: number;
   trainEpisodes: number;
@@ -61,6 +64,7 @@ export function loadSftData(options: {
   const counts: SftDataCounts = {
     trajectories: 0,
     skippedIncorrect: 0,
+    skippedInfra: 0,
     droppedTooLong: 0,
     trainEpisodes: 0,
     heldoutEpisodes: 0,
@@ -77,6 +81,10 @@ export function loadSftData(options: {
     sources.push(source);
     for (const trajectory of trajectories) {
       counts.trajectories++;
+      if (isInfraFailure(trajectory)) {
+        counts.skippedInfra++;
+        continue;
+      }
       if (options.correctOnly && !trajectory.correct) {
         counts.skippedIncorrect++;
         continue;

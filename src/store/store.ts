@@ -10,7 +10,8 @@
  *   store.finishRun(run.id, "completed", { "eval/pass@1": 0.42 });
  *
  * Writes outside `transaction` commit one call at a time; `addTrajectories` and `addMetrics`
- * commit their whole batch at once. A write naming an unknown run throws.
+ * commit their whole batch at once. A write naming an unknown run throws. A trajectory write that
+ * failed for an infra reason is retried (write-retry.ts).
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -34,6 +35,7 @@ import type {
   StoredTrajectory,
   TrajectoryFilter,
 } from "./types.ts";
+import { retryingWrite } from "./write-retry.ts";
 
 /** State key under which a run keeps the tool specs its policy saw (used by exports). */
 export const TOOL_SPECS_STATE_KEY = "tool-specs";
@@ -119,8 +121,9 @@ export class Store {
 
   /** Stores one episode; false when its key was already stored (first write wins). */
   addTrajectory(runId: string, trajectory: Trajectory, options: AddTrajectoryOptions = {}): boolean {
-    return this.writing(runId, () =>
-      trajectoryTable.insertTrajectory(this.database, runId, trajectory, options),
+    const key = `${runId}/${options.key ?? trajectory.id}`;
+    return retryingWrite(`storing trajectory ${key}`, key, () =>
+      this.writing(runId, () => trajectoryTable.insertTrajectory(this.database, runId, trajectory, options)),
     );
   }
 
@@ -130,19 +133,22 @@ export class Store {
     trajectories: readonly Trajectory[],
     options: { step?: number; key?: (trajectory: Trajectory, index: number) => string } = {},
   ): number {
-    return this.writing(runId, () =>
-      this.database.transaction(() => {
-        let added = 0;
-        trajectories.forEach((trajectory, index) => {
-          const key = options.key?.(trajectory, index);
-          if (
-            trajectoryTable.insertTrajectory(this.database, runId, trajectory, { step: options.step, key })
-          ) {
-            added++;
-          }
-        });
-        return added;
-      }),
+    const key = `${runId}/${trajectories[0]?.id ?? ""}+${trajectories.length}`;
+    return retryingWrite(`storing ${trajectories.length} trajectories of run ${runId}`, key, () =>
+      this.writing(runId, () =>
+        this.database.transaction(() => {
+          let added = 0;
+          trajectories.forEach((trajectory, index) => {
+            const key = options.key?.(trajectory, index);
+            if (
+              trajectoryTable.insertTrajectory(this.database, runId, trajectory, { step: options.step, key })
+            ) {
+              added++;
+            }
+          });
+          return added;
+        }),
+      ),
     );
   }
 

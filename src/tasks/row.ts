@@ -292,7 +292,10 @@ export function rowToTask(raw: unknown, context: RowContext): Task {
   if (typeof row.metadata === "string" && /^\s*\{/.test(row.metadata)) {
     try {
       row.metadata = JSON.parse(row.metadata);
-    } catch {}
+    } catch (error) {
+      // Not JSON after all: the object check below rejects it with the field's name.
+      if (!(error instanceof SyntaxError)) throw error;
+    }
   }
   if (row.metadata !== undefined && row.metadata !== null && !isObject(row.metadata)) {
     fail(`"metadata" must be an object`);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
+import { ClassifiedError, infraFailure } from "../types/failure.ts";
 import type { Tool, ToolCallOptions } from "../types/tool.ts";
 import { callTool } from "./call-tool.ts";
 
@@ -85,6 +86,27 @@ test("a throwing tool, a tool returning garbage and hostile args are error resul
     },
   );
   assert.equal((await callTool(echo, hostile)).status, "error");
+});
+
+test("a tool's exception is labelled: tool-threw by default, its own class for a ClassifiedError, never injected", async () => {
+  const thrower = { ...echo, call: async () => Promise.reject(new TypeError("boom")) };
+  const thrown = await callTool(thrower, { query: "x" });
+  assert.deepEqual(thrown.failure, {
+    class: "tool",
+    code: "tool-threw",
+    message: "echo threw TypeError: boom",
+  });
+  assert.equal(thrown.injected, false);
+  const garbage = { ...echo, call: async () => ({ nope: 1 }) as never };
+  assert.equal((await callTool(garbage, { query: "x" })).failure?.code, "tool-bad-result");
+  const died = {
+    ...echo,
+    call: async () => Promise.reject(new ClassifiedError(infraFailure("sandbox-died", "worker exited"))),
+  };
+  const result = await callTool(died, { query: "x" });
+  assert.deepEqual(result.failure, infraFailure("sandbox-died", "worker exited"));
+  assert.equal(result.injected, false);
+  assert.equal((await callTool(echo, { query: "x" })).failure, undefined);
 });
 
 test("a missing injected flag is normalised to false", async () => {

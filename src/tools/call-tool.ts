@@ -6,6 +6,7 @@
  */
 import type { z } from "zod";
 import { canonicalText } from "../env/protocol.ts";
+import { ClassifiedError, type Failure } from "../types/failure.ts";
 import { type AnyTool, TOOL_STATUSES, type ToolCallOptions, type ToolResult } from "../types/tool.ts";
 import { argumentMessage, TOOL_MESSAGES } from "./messages.ts";
 
@@ -43,7 +44,10 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
  * - invalid arguments → `error` with `error : invalid argument <name>` (the tool is not called);
  * - no answer within `options.timeoutMs` → `timeout` with `error : timed out`;
  * - `options.signal` aborted (before or during the call) → `error` with `error : cancelled`;
- * - the tool throws or returns something that is not a result → `error` with `error : tool failed`.
+ * - the tool throws or returns something that is not a result → `error` with `error : tool failed`,
+ *   labelled `failure`: the class a `ClassifiedError` names (`infra` when a sandbox died), else
+ *   `tool` (`tool-threw`, `tool-bad-result`). It is never labelled `injected`: that is the noise
+ *   wrapper's label alone.
  *
  * The tool receives a signal that fires on timeout or abort, so a well-behaved tool can stop work;
  * one that ignores it is abandoned (its late answer is dropped).
@@ -102,9 +106,16 @@ async function callUntimed(tool: AnyTool, args: unknown, options: ToolCallOption
       // A user tool may forget `injected`; only the noise wrapper sets it to true.
       return isToolResult(result)
         ? { ...result, injected: result.injected === true }
-        : failure("error", TOOL_MESSAGES.toolFailed);
-    } catch {
-      return failure("error", TOOL_MESSAGES.toolFailed);
+        : {
+            ...failure("error", TOOL_MESSAGES.toolFailed),
+            failure: {
+              class: "tool",
+              code: "tool-bad-result",
+              message: `${tool.name} returned no tool result`,
+            },
+          };
+    } catch (error) {
+      return { ...failure("error", TOOL_MESSAGES.toolFailed), failure: thrownFailure(tool.name, error) };
     }
   })();
   try {
@@ -112,6 +123,13 @@ async function callUntimed(tool: AnyTool, args: unknown, options: ToolCallOption
   } finally {
     for (const cleanup of cleanups) cleanup();
   }
+}
+
+/** The failure a tool's exception stands for: its own class when it names one, else a tool error. */
+function thrownFailure(toolName: string, error: unknown): Failure {
+  if (error instanceof ClassifiedError) return error.failure;
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return { class: "tool", code: "tool-threw", message: `${toolName} threw ${message}` };
 }
 
 const STATUSES: ReadonlySet<string> = new Set(TOOL_STATUSES);

@@ -27,6 +27,8 @@
  */
 import { Worker } from "node:worker_threads";
 import { z } from "zod";
+import { injectFault } from "../core/faults.ts";
+import { infraFailure } from "../types/failure.ts";
 import type { Tool, ToolCallOptions, ToolResult } from "../types/tool.ts";
 import type { SandboxMessage, SandboxReport, SandboxRequest } from "./code-worker.ts";
 
@@ -95,6 +97,8 @@ export function createCodeTool(options: CodeToolOptions = {}): Tool<CodeArgument
       if (args.code.length > limits.maxCodeLength) {
         return result("error", `error: program longer than ${limits.maxCodeLength} characters`);
       }
+      // AGENTRL_FAULTS `sandbox-kill`: the worker is really terminated once the guest started.
+      const fault = callOptions?.key === undefined ? null : injectFault("sandbox-kill", callOptions.key);
       const outcome = await runSandbox(
         {
           code: args.code,
@@ -104,8 +108,10 @@ export function createCodeTool(options: CodeToolOptions = {}): Tool<CodeArgument
           maxOutputChars: limits.maxOutputChars,
         },
         callOptions?.signal,
+        fault !== null,
       );
-      return observe(outcome, limits.timeoutMs);
+      const observed = observe(outcome, limits.timeoutMs);
+      return fault && outcome.outcome === "crashed" ? { ...observed, failure: fault.failure } : observed;
     },
   };
 }
@@ -120,7 +126,13 @@ function result(status: ToolResult["status"], content: string): ToolResult {
 /** The observation of a sandbox report (format in the file comment). */
 export function observe(report: SandboxReport | HostOutcome, timeoutMs: number) {
   if (report.outcome === "cancelled") return result("error", "error: cancelled");
-  if (report.outcome === "crashed") return result("error", "error: the sandbox failed");
+  if (report.outcome === "crashed") {
+    // The worker died without a report: the sandbox broke, not the program (infra, never scored).
+    return {
+      ...result("error", "error: the sandbox failed"),
+      failure: infraFailure("sandbox-died", "the sandbox worker exited without a report"),
+    };
+  }
   const lines: string[] = [];
   const printed = report.output.replace(/\n$/, "");
   if (printed) lines.push(printed);
@@ -138,7 +150,11 @@ export function observe(report: SandboxReport | HostOutcome, timeoutMs: number) 
 }
 
 /** Runs `request` in a fresh worker; resolves with its report, or how the host stopped it. */
-function runSandbox(request: SandboxRequest, signal?: AbortSignal): Promise<SandboxReport | HostOutcome> {
+function runSandbox(
+  request: SandboxRequest,
+  signal?: AbortSignal,
+  killOnStart = false,
+): Promise<SandboxReport | HostOutcome> {
   if (signal?.aborted) return Promise.resolve({ outcome: "cancelled" });
   return new Promise((resolve) => {
     const worker = new Worker(WORKER_URL, {
@@ -165,6 +181,11 @@ function runSandbox(request: SandboxRequest, signal?: AbortSignal): Promise<Sand
       resolve(outcome);
     }
     worker.on("message", (message: SandboxMessage) => {
+      if (killOnStart) {
+        // Killed as soon as it says anything: a report already queued is never read.
+        void worker.terminate();
+        return;
+      }
       if (message.type === "started") {
         clearTimeout(timer);
         timer = setTimeout(

@@ -328,12 +328,13 @@ export class PythonSandboxPool {
     timeoutMs: number,
     onMessage: (message: PythonWorkerMessage) => boolean,
     signal?: AbortSignal,
+    killOnStart = false,
   ): Promise<HostStop | null> {
     if (signal?.aborted) return "cancelled";
     if (this.running >= this.maxRunning) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.running++;
     try {
-      return await this.runAcquired(job, timeoutMs, onMessage, signal);
+      return await this.runAcquired(job, timeoutMs, onMessage, signal, killOnStart);
     } finally {
       this.running--;
       this.waiting.shift()?.();
@@ -345,6 +346,7 @@ export class PythonSandboxPool {
     timeoutMs: number,
     onMessage: (message: PythonWorkerMessage) => boolean,
     signal?: AbortSignal,
+    killOnStart = false,
   ): Promise<HostStop | null> {
     const sandbox = await this.acquire();
     if (!sandbox) return "crashed";
@@ -369,6 +371,12 @@ export class PythonSandboxPool {
       };
       sandbox.onExit = (stop) => settle(stop);
       sandbox.onMessage = (message) => {
+        // AGENTRL_FAULTS `sandbox-kill`: the child is really killed once the guest started, and
+        // nothing it sent after that is read.
+        if (killOnStart) {
+          if (message.type === "started") this.kill(sandbox, "crashed");
+          return;
+        }
         if (message.type === "started") {
           clearTimeout(timer);
           timer = setTimeout(() => this.kill(sandbox, "timeout"), timeoutMs);
@@ -384,6 +392,7 @@ export class PythonSandboxPool {
     job: Omit<PythonRunJob, "type">,
     timeoutMs: number,
     signal?: AbortSignal,
+    killOnStart = false,
   ): Promise<PythonRunReport | { outcome: HostStop; output: string; truncated: boolean }> {
     let report: PythonRunReport | null = null;
     let output = "";
@@ -401,6 +410,7 @@ export class PythonSandboxPool {
         return false;
       },
       signal,
+      killOnStart,
     );
     if (report) return boundReport(report, job.maxOutputChars);
     return { outcome: stop ?? "crashed", output, truncated: false };

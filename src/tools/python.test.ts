@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { crc32 } from "node:zlib";
+import { withFaults } from "../core/faults.ts";
 import { callTool } from "./call-tool.ts";
 import { createPythonTool } from "./python.ts";
 import { PythonSandboxPool } from "./python-sandbox.ts";
@@ -237,4 +238,18 @@ test("through callTool: schema errors, empty or oversized programs, abort", asyn
   setTimeout(() => controller.abort(), 300);
   assert.equal((await pending).content, "error : cancelled");
   assert.throws(() => createPythonTool({ pool, timeoutMs: 0 }), /timeoutMs must be a positive integer/);
+});
+
+test("AGENTRL_FAULTS sandbox-kill: the child is really killed; the call is an infra failure, not noise; the pool recovers", async () => {
+  await withFaults("seed=1,sandbox-kill=1", async () => {
+    const killed = await callTool(python, { code: "print(1)" }, { key: "episode:0" });
+    assert.deepEqual(
+      [killed.status, killed.injected, killed.failure?.class, killed.failure?.code],
+      ["error", false, "infra", "sandbox-died"],
+    );
+    assert.equal(killed.failure?.injected, true);
+    // Without a call key nothing is injected, and the pool still serves.
+    const fine = await callTool(python, { code: "print(2)" });
+    assert.equal(fine.content.trim(), "2");
+  });
 });

@@ -20,6 +20,7 @@
  * uncaught exception. Statuses: `ok`, `empty`, `error`, `timeout`.
  */
 import { z } from "zod";
+import { injectFault } from "../core/faults.ts";
 import type { Tool, ToolCallOptions, ToolResult } from "../types/tool.ts";
 import { observe } from "./code.ts";
 import { type PythonSandboxOptions, type PythonSandboxPool, sharedPythonPool } from "./python-sandbox.ts";
@@ -76,11 +77,16 @@ export function createPythonTool(options: PythonToolOptions = {}): Tool<PythonAr
       if (args.code.length > limits.maxCodeLength) {
         return result("error", `error: program longer than ${limits.maxCodeLength} characters`);
       }
+      const fault = callOptions?.key === undefined ? null : injectFault("sandbox-kill", callOptions.key);
       const report = await pool.runCode(
         { code: args.code, maxOutputChars: limits.maxOutputChars },
         limits.timeoutMs,
         callOptions?.signal,
+        fault !== null,
       );
+      if (fault && report.outcome === "crashed") {
+        return { ...observe({ outcome: "crashed" }, limits.timeoutMs), failure: fault.failure };
+      }
       switch (report.outcome) {
         case "memory":
           return observe(

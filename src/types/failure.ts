@@ -27,6 +27,8 @@ export interface Failure {
   code: string;
   /** What happened, in words, as the failing component said it. */
   message: string;
+  /** True when the fault harness (`AGENTRL_FAULTS`, core/faults.ts) caused it: tests check its class. */
+  injected?: boolean;
 }
 
 /**

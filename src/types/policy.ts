@@ -5,6 +5,7 @@
  * and an endpoint policy sends the requests concurrently. A policy may keep per-episode state (a KV
  * cache) keyed by `episodeId`; the loop calls `release` when an episode ends.
  */
+import type { Failure } from "./failure.ts";
 import type { Task } from "./task.ts";
 import type { Turn } from "./trajectory.ts";
 
@@ -62,6 +63,8 @@ export interface PolicyStep {
   finishReason: "stop" | "length" | "tool-calls" | "error";
   /** Set when the policy itself failed (an endpoint error after retries): recorded, not thrown. */
   error?: string;
+  /** The class of that failure when the policy knows it (`infra` for an upstream 5xx or timeout). */
+  failure?: Failure;
 }
 
 export interface Policy {

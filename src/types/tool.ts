@@ -36,6 +36,8 @@ export interface ToolCallOptions {
   signal?: AbortSignal;
   /** Milliseconds before the call is abandoned with status `timeout`. */
   timeoutMs?: number;
+  /** Stable name of the call (episode id and turn index): the key fault injection decides on. */
+  key?: string;
 }
 
 /** A tool a user can implement: name, description, zod argument schema and an async call. */

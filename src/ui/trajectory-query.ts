@@ -46,6 +46,8 @@ export interface TrajectoryFacets {
   endReasons: string[];
   steps: number[];
   tasks: number;
+  /** Episodes whose failure class is infra (types/failure.ts): never scored, shown as a count. */
+  infraFailures: number;
 }
 
 // `trajectories.json`, qualified: json_each has a hidden column of its own named `json`.
@@ -74,6 +76,8 @@ const SQL = {
   steps: "SELECT DISTINCT step FROM trajectories WHERE run_id = ? AND step IS NOT NULL ORDER BY step",
   tasks: "SELECT COUNT(DISTINCT task_id) AS n FROM trajectories WHERE run_id = ?",
   total: "SELECT COUNT(*) AS n FROM trajectories WHERE run_id = ?",
+  infra:
+    "SELECT COUNT(*) AS n FROM trajectories WHERE run_id = ? AND json_extract(json, '$.failure.class') = 'infra'",
   sameTask: `SELECT seq, correct, step, grp FROM trajectories WHERE run_id = ? AND task_id = ? AND seq != ?
              ORDER BY seq LIMIT 200`,
   bySeq: "SELECT seq, key, step, created_at, json FROM trajectories WHERE run_id = ? AND seq = ?",
@@ -182,6 +186,7 @@ export function trajectoryFacets(store: Store, runId: string): TrajectoryFacets 
     endReasons: column(SQL.endReasons, "end_reason").map(String),
     steps: column(SQL.steps, "step").map(Number),
     tasks: Number(database.statement(SQL.tasks).get(runId)?.n ?? 0),
+    infraFailures: Number(database.statement(SQL.infra).get(runId)?.n ?? 0),
   };
 }
 

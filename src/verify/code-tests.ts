@@ -135,8 +135,23 @@ function fnNameOf(metadata: Row): string | undefined {
   return undefined;
 }
 
-/** The tests of a task, or null when the task has none in a known shape. */
+/** The tests of a task, or null when the task has none in a known shape (`codeTestsProblem` says why). */
 export function taskCodeTests(task: Task): CodeTests | null {
+  const found = readCodeTests(task);
+  return "problem" in found ? null : found;
+}
+
+/**
+ * Why a task's tests cannot be read (null when they can): a code task without readable tests
+ * would score every answer 0, so task files are checked with this before a run and refused,
+ * naming the task and the reason.
+ */
+export function codeTestsProblem(task: Task): string | null {
+  const found = readCodeTests(task);
+  return "problem" in found ? found.problem : null;
+}
+
+function readCodeTests(task: Task): CodeTests | { problem: string } {
   const metadata = task.metadata ?? {};
   let fnName = fnNameOf(metadata);
   const tests: CodeTest[] = [];
@@ -168,21 +183,28 @@ export function taskCodeTests(task: Task): CodeTests | null {
     for (const [field, hidden] of fields) {
       if (metadata[field] === undefined || metadata[field] === null) continue;
       const found = caseList(metadata[field], hidden);
-      if (!found) return null;
+      if (!found) return { problem: `metadata.${field} is not a list of {input, output} test cases` };
       tests.push(...found.tests);
       functional ||= found.functional;
     }
     if (functional && fnName) {
       try {
         for (const test of tests) test.input = linesToArguments(test.input);
-      } catch {
-        return null;
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        return { problem: `a functional test's input is not one JSON value per line (${error.message})` };
       }
     } else if (fnName && tests.length > 0 && tests.every((test) => Array.isArray(parsed(test.input)))) {
       functional = true; // plain rows: a JSON argument list per test
     }
   }
-  if (tests.length === 0) return null;
+  if (tests.length === 0) {
+    return {
+      problem:
+        "no tests: expected metadata.input_output {inputs, outputs} or one of public_test_cases, " +
+        "private_test_cases, tests, public_tests, hidden_tests, private_tests",
+    };
+  }
   return functional && fnName ? { mode: "call", fnName, tests } : { mode: "stdio", tests };
 }
 

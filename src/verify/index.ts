@@ -15,6 +15,7 @@
 import type { Task } from "../types/task.ts";
 import { verifyChoice } from "./choice.ts";
 import { verifyCode } from "./code.ts";
+import { codeTestsProblem } from "./code-tests.ts";
 import { verifyMath } from "./math.ts";
 import { createF1Verifier, verifyExactMatch } from "./text.ts";
 
@@ -31,6 +32,24 @@ export const VERIFIERS: Readonly<Record<VerifierName, Verifier>> = {
   code: verifyCode,
 };
 
+/**
+ * Checks that every task can be judged by the verifier before a run: a malformed code task (no
+ * readable tests) would otherwise score every answer 0 with nothing logged. Throws naming the
+ * task, where it came from and the reason.
+ */
+export function checkTasksForVerifier(
+  name: VerifierName,
+  tasks: readonly Task[],
+  source = "the task list",
+): void {
+  if (name !== "code") return;
+  for (const task of tasks) {
+    const problem = codeTestsProblem(task);
+    if (problem)
+      throw new Error(`${source}: task ${task.id} cannot be judged by the code verifier: ${problem}`);
+  }
+}
+
 /** The verifier of a name; throws naming the valid ones (for `--verifier`). */
 export function getVerifier(name: string): Verifier {
   if (!(VERIFIER_NAMES as readonly string[]).includes(name)) {
@@ -44,6 +63,7 @@ export { type CodeVerdict, type CodeVerifierOptions, createCodeVerifier, verifyC
 export {
   type CodeTest,
   type CodeTests,
+  codeTestsProblem,
   extractProgram,
   returnMatches,
   stdoutMatches,

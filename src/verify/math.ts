@@ -29,6 +29,7 @@
  * most `MAX_NODES` nodes, so a hostile answer cannot make verification slow.
  */
 import { ComputeEngine } from "@cortex-js/compute-engine";
+import { ClassifiedError, infraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import {
   answerPhrase,
@@ -139,12 +140,33 @@ export function mathEqual(gold: string, candidate: string): boolean {
   if (a === null || b === null) return false;
   if (a === b) return true;
   if (PLAIN_NUMBER.test(a) && PLAIN_NUMBER.test(b)) return closeNumbers(Number(a), Number(b));
-  try {
+  return casVerdict(a, b, () => {
     const x = parseBounded(a);
     const y = parseBounded(b);
     return x !== null && y !== null && equivalent(x, y);
-  } catch {
-    return false; // the CAS failing on an odd input is a rejection, never a crash
+  });
+}
+
+/**
+ * The CAS's comparison, with its failures classified. An input the whitelist refuses is a
+ * rejection (false, above); the CAS throwing on an input it accepted means the checker could not
+ * judge the answer: that is not "wrong", so it is an infra failure (`math-checker-error`) that the
+ * episode loop records and leaves out of every score, instead of a 0. (An answer that makes the
+ * CAS throw escapes a 0 but earns nothing; every such episode is counted and reported, so a policy
+ * drifting towards them shows.)
+ */
+export function casVerdict(gold: string, candidate: string, compare: () => boolean): boolean {
+  try {
+    return compare();
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new ClassifiedError(
+      infraFailure(
+        "math-checker-error",
+        `the CAS failed comparing "${gold}" with "${candidate}": ${message}`,
+      ),
+      { cause: error },
+    );
   }
 }
 

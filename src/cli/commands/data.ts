@@ -334,6 +334,7 @@ function printCollect(result: CollectDatasetResult & { gateway?: Record<string, 
     `${result.kept} kept of ${result.episodes} episodes on ${result.tasks} tasks (${result.tasksWithKept} tasks with a kept trajectory); filter ${result.provenance.filter}`,
   );
   if (result.rejected > 0) console.log(`rejected: ${JSON.stringify(result.rejections)}`);
+  console.log(`infra failures ${result.infraFailures} (upstream, sandbox or verifier broke: never kept)`);
   if (result.gateway)
     console.log(
       `gateway calls ${result.gateway.calls} (${result.gateway.failedCalls} failed), prefix breaks ${result.gateway.prefixBreaks}`,

@@ -166,7 +166,8 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
   console.log(formatCurveTable(result.curves));
   console.log(
     `solved at k = n: ${totals.solved}/${totals.tasks}; correct ${totals.correct}/${totals.samples}; ` +
-      `failed episodes (agent error, timeout, upstream) ${totals.policyErrors}; gateway calls ${result.metrics["gateway/calls"]}, prefix breaks ${result.metrics["gateway/prefix_breaks"]}`,
+      `failed episodes (agent error, timeout) ${totals.policyErrors}; ` +
+      `infra failures (upstream, verifier; not samples) ${totals.infraFailures}; gateway calls ${result.metrics["gateway/calls"]}, prefix breaks ${result.metrics["gateway/prefix_breaks"]}`,
   );
   console.log(`run: ${result.directory}`);
 }

@@ -31,10 +31,11 @@ export async function runEvalSession<R>(
         runDirectory = directory;
         progress = createProgress("eval", total, { quiet: options.quiet });
       },
-      onProgress: ({ done, correct, policyErrors }) =>
+      onProgress: ({ done, correct, policyErrors, infraFailures }) =>
         progress?.update(done, {
           correct: done > 0 ? correct / done : 0,
           ...(policyErrors > 0 ? { [options.errorsLabel]: policyErrors } : {}),
+          ...(infraFailures > 0 ? { infra: infraFailures } : {}),
         }),
     });
     progress?.stop();

@@ -437,7 +437,8 @@ function printResult(result: EvalResult): void {
   console.log(formatCurveTable(result.curves));
   console.log(
     `solved at k = n: ${totals.solved}/${totals.tasks}; correct samples ${totals.correct}/${totals.samples}; ` +
-      `policy errors ${totals.policyErrors} (counted as failures)`,
+      `policy errors ${totals.policyErrors} (counted as failures); ` +
+      `infra failures ${totals.infraFailures} (not samples: left out of n)`,
   );
   console.log(`run: ${result.directory}`);
   if (result.files) console.log(`files: ${result.files.json}, ${result.files.svg}, ${result.files.html}`);

@@ -213,6 +213,7 @@ export function registerRl(train: Command): void {
                 clip: formatMetric(metrics["policy/clip_fraction"]),
                 ent: formatMetric(metrics["policy/entropy"]),
                 "tok/s": Math.round(metrics["perf/tokens_per_s"] ?? 0),
+                ...(metrics["rollout/infra_failures"] ? { infra: metrics["rollout/infra_failures"] } : {}),
               });
             },
           }),
@@ -225,6 +226,7 @@ export function registerRl(train: Command): void {
       console.log(
         `${result.steps} steps (from ${result.startStep}), ${result.episodes} episodes, ${(result.seconds / 60).toFixed(1)} min`,
       );
+      console.log(`infra failures ${result.infraFailures} (left out of their groups: never trained on)`);
       for (const point of result.boundary) {
         console.log(
           `  step ${point.step}: eval pass@1 ${point.passAt1.toFixed(3)}, pass@${point.k} ${point.passAtK.toFixed(3)}`,

@@ -115,20 +115,32 @@ function cachePath(dir: string, model: Uint8Array, level: string): string {
   return join(dir, `${hash}.onnx`);
 }
 
+/**
+ * True for an error the file system raised (it carries an errno `code`: ENOENT when another process
+ * pruned a file, EACCES or EROFS on a read-only cache). The cache is best effort, so these only
+ * skip it; anything else (a bug) is rethrown.
+ */
+function isFileSystemError(error: unknown): boolean {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string";
+}
+
 /** Removes the least recently used cache files past CACHE_FILES (best effort: other processes share it). */
 function pruneCache(dir: string): void {
   let names: string[];
   try {
     names = readdirSync(dir).filter((name) => name.endsWith(".onnx"));
-  } catch {
-    return;
+  } catch (error) {
+    if (isFileSystemError(error)) return;
+    throw error;
   }
   if (names.length <= CACHE_FILES) return;
   const aged = names
     .map((name) => {
       try {
         return { name, used: statSync(join(dir, name)).mtimeMs };
-      } catch {
+      } catch (error) {
+        // Pruned by another process meanwhile: oldest, so the removal below is a no-op.
+        if (!isFileSystemError(error)) throw error;
         return { name, used: 0 };
       }
     })
@@ -217,7 +229,10 @@ export class OrtProgram {
     let cached: Uint8Array | null = null;
     try {
       cached = readFileSync(path);
-    } catch {}
+    } catch (error) {
+      // No readable cached file (not built yet, pruned by another process): build the session below.
+      if (!isFileSystemError(error)) throw error;
+    }
     if (cached) {
       try {
         const session = load(cached, { graphOptimizationLevel: "disabled" });
@@ -234,8 +249,9 @@ export class OrtProgram {
     try {
       renameSync(temporary, path);
       pruneCache(dir);
-    } catch {
+    } catch (error) {
       rmSync(temporary, { force: true });
+      if (!isFileSystemError(error)) throw error;
     }
     return [session, false];
   }

@@ -7,9 +7,10 @@
  * - One request per context per turn, at most `concurrency` in flight across every `act` call of
  *   this policy (a shared semaphore), each with a `timeoutMs` limit and retried with exponential
  *   backoff and full jitter on network errors, timeouts, 408/409/429 and 5xx (retry.ts).
- * - A request that still fails becomes a step with `finishReason: "error"` and `error` set; the
- *   loop records the episode as `policy-error`, so it stays in every pass@k denominator. `act`
- *   never throws for an endpoint failure.
+ * - A request that still fails becomes a step with `finishReason: "error"`, `error` set and its
+ *   `failure` class (classify.ts: infra for anything the server did wrong); the loop records the
+ *   episode as `policy-error` with that failure. `act` never throws for an endpoint failure.
+ * - Under `AGENTRL_FAULTS` the client's fetch injects upstream faults (fault-fetch.ts).
  * - Samples: one completion per request (`n` is not sent). Multi-turn episodes diverge after their
  *   first turn, so a server's `n` cannot be shared across turns: the caller samples n episodes per
  *   task as separate episodes with their own seeds.
@@ -28,8 +29,11 @@ import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
 } from "openai/resources/chat/completions";
+import { activeFaultPlan } from "../../core/faults.ts";
 import { createRng, mixSeeds } from "../../core/random.ts";
 import type { Policy, PolicyContext, PolicyStep } from "../../types/policy.ts";
+import { classifyEndpointError } from "./classify.ts";
+import { FAULT_KEY_HEADER, faultInjectingFetch } from "./fault-fetch.ts";
 import { buildChatMessages, chatTools, type RecordedTurn } from "./messages.ts";
 import { errorStep, stepFromCompletion } from "./response.ts";
 import { withRetries } from "./retry.ts";
@@ -101,11 +105,13 @@ export const OPENAI_POLICY_DEFAULTS: Readonly<Required<Pick<OpenAiPolicyOptions,
 export function createOpenAiPolicy(options: OpenAiPolicyOptions): Policy {
   const settings: Settings = { ...OPENAI_POLICY_DEFAULTS, ...definedOnly(options) };
   validate(settings);
+  const faults = activeFaultPlan() !== null;
   const client = new OpenAI({
     baseURL: settings.baseURL,
     apiKey: settings.apiKey ?? process.env.OPENAI_API_KEY ?? process.env.AGENTRL_API_KEY ?? "EMPTY",
     maxRetries: 0,
     timeout: settings.timeoutMs,
+    ...(faults ? { fetch: faultInjectingFetch() } : {}),
   });
   const semaphore = createSemaphore(settings.concurrency);
   const recorded = new Map<string, RecordedTurn[]>();
@@ -121,7 +127,12 @@ export function createOpenAiPolicy(options: OpenAiPolicyOptions): Policy {
             signal,
             timeout: settings.timeoutMs,
             maxRetries: 0,
-            ...(settings.sendTaskId !== false ? { headers: taskHeader(context.task.id) } : {}),
+            headers: {
+              ...(settings.sendTaskId !== false ? taskHeader(context.task.id) : {}),
+              ...(faults
+                ? { [FAULT_KEY_HEADER]: `${context.episodeId}:${context.turns.length}:${attempts}` }
+                : {}),
+            },
           });
         },
         {
@@ -143,7 +154,8 @@ export function createOpenAiPolicy(options: OpenAiPolicyOptions): Policy {
     } catch (error) {
       if (signal?.aborted) return errorStep(`aborted after ${attempts} attempt(s)`);
       const tries = attempts === 1 ? "1 attempt" : `${attempts} attempts`;
-      return errorStep(`${describeError(error, settings)} (${tries})`);
+      const message = `${describeError(error, settings)} (${tries})`;
+      return errorStep(message, classifyEndpointError(error, message));
     }
   };
 

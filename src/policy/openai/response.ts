@@ -10,17 +10,28 @@
  * log-probs are dropped (null) rather than misaligned.
  */
 import type { ChatCompletion } from "openai/resources/chat/completions";
+import { type Failure, infraFailure } from "../../types/failure.ts";
 import type { ChatToolCall, PolicyStep } from "../../types/policy.ts";
 
-export function errorStep(message: string): PolicyStep {
-  return { text: "", tokenIds: [], logprobs: null, finishReason: "error", error: message };
+export function errorStep(message: string, failure?: Failure): PolicyStep {
+  return {
+    text: "",
+    tokenIds: [],
+    logprobs: null,
+    finishReason: "error",
+    error: message,
+    ...(failure ? { failure } : {}),
+  };
 }
 
 const TOKEN_ID_PREFIX = /^token_id:(\d+)$/;
 
 export function stepFromCompletion(completion: ChatCompletion): PolicyStep {
   const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
-  if (!choice || typeof choice !== "object") return errorStep("the server returned no choices");
+  if (!choice || typeof choice !== "object") {
+    const message = "the server returned no choices";
+    return errorStep(message, infraFailure("upstream-malformed", message));
+  }
   const message = choice.message ?? ({} as Partial<ChatCompletion.Choice["message"]>);
   const content = typeof message.content === "string" ? message.content : null;
   const refusal = typeof message.refusal === "string" ? message.refusal : null;

@@ -134,7 +134,7 @@ export function trajectoryList(runKey: string, detail: RunDetail): TrajectoryLis
         },
         "‹ previous",
       ),
-      ` ${page.total === 0 ? 0 : offset + 1}–${last} of ${page.total} `,
+      ` ${page.total === 0 ? 0 : offset + 1}–${last} of ${page.total}${facets.infraFailures > 0 ? ` (run: ${facets.infraFailures} infra failures, never scored)` : ""} `,
       h(
         "button",
         {
