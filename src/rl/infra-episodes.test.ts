@@ -101,3 +101,22 @@ test("train rl: an infra episode leaves its group; the others' advantages equal 
     rows(faulted.update.trajectories.map((trajectory) => cleanById.get(trajectory.id)!)),
   );
 });
+
+test("RL groups: infra and agent failures leave the group, policy and tool failures stay", () => {
+  const episode = (id: string, failure?: Trajectory["failure"]) => ({
+    id,
+    correct: false,
+    ...(failure ? { failure } : {}),
+  });
+  const group = [
+    episode("wrong answer"),
+    episode("infra", infraFailure("upstream-5xx", "502")),
+    episode("agent", { class: "agent", code: "agent-threw", message: "TypeError in the agent" }),
+    episode("format", { class: "policy", code: "format-error", message: "no answer tag" }),
+    { id: "right", correct: true },
+  ];
+  assert.deepEqual(
+    scorableEpisodes(group).map((trajectory) => trajectory.id),
+    ["wrong answer", "format", "right"],
+  );
+});
