@@ -281,3 +281,104 @@ export function proportionDifference(a: number, b: number, tasks: number): Paire
   const mean = b - a;
   return { mean, interval: { lower: mean - 1.96 * se, upper: mean + 1.96 * se }, tasks };
 }
+
+/** A claim's estimate over training seeds: each seed's own estimate and their mean, with an interval over both levels. */
+export interface SeedEstimate extends PairedDifference {
+  /** The estimate at each training seed, in seed order (the report draws them as dots). */
+  seeds: number[];
+}
+
+/**
+ * Two-level (hierarchical) percentile bootstrap over training seeds, then units within each seed
+ * (Agarwal et al., "Deep RL at the edge of the statistical precipice", NeurIPS 2021: the training
+ * run is the unit of replication; tasks are nested in it). `units[s]` are seed s's units (e.g. its
+ * paired per-task differences); `statistic` maps a seed's units to its estimate (default: mean).
+ *
+ * The estimate is the mean over seeds of each seed's statistic. One resample draws R seeds with
+ * replacement, then, for each drawn seed, as many of its units with replacement, and averages the
+ * R statistics; the interval is the 2.5/97.5 percentiles of `resamples` such draws. A seed with no
+ * units is dropped (it measured nothing); null when none is left. `tasks` is the units per seed
+ * (the smallest seed's count).
+ *
+ *   units [[0, 1], [2]]: estimate (0.5 + 2)/2 = 1.25; a resample picks the seeds (A,A), (A,B),
+ *   (B,A), (B,B) with 1/4 each, and seed A's mean is 0, ½, 1 with 1/4, 1/2, 1/4: the lowest
+ *   average, 0, has probability 1/4 · 1/16 = 1/64 < 2.5% and the next, ¼, brings it to 5/64, so
+ *   the lower bound is ¼; (B,B) alone has 1/4, so the upper bound is 2.
+ */
+export function seedBootstrap<T = number>(
+  units: readonly (readonly T[])[],
+  options: { statistic?: (units: readonly T[]) => number; seed?: number; resamples?: number } = {},
+): SeedEstimate | null {
+  const statistic =
+    options.statistic ??
+    ((values: readonly T[]) => (values as readonly number[]).reduce((sum, x) => sum + x, 0) / values.length);
+  const seeds = units.filter((seedUnits) => seedUnits.length > 0);
+  if (seeds.length === 0) return null;
+  const resamples = options.resamples ?? 2000;
+  const rng = createRng(options.seed ?? 0).fork("seed-bootstrap");
+  const perSeed = seeds.map((seedUnits) => statistic(seedUnits));
+  const draws = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let sum = 0;
+    for (let s = 0; s < seeds.length; s++) {
+      const chosen = seeds[rng.int(seeds.length)];
+      const sample = Array.from({ length: chosen.length }, () => chosen[rng.int(chosen.length)]);
+      sum += statistic(sample);
+    }
+    draws[r] = sum / seeds.length;
+  }
+  draws.sort();
+  return {
+    mean: perSeed.reduce((sum, x) => sum + x, 0) / perSeed.length,
+    interval: { lower: quantileSorted(draws, 0.025), upper: quantileSorted(draws, 0.975) },
+    tasks: Math.min(...seeds.map((seedUnits) => seedUnits.length)),
+    seeds: perSeed,
+  };
+}
+
+/**
+ * Paired per-task differences (b − a) at each training seed: `pairs[s]` holds seed s's two count
+ * lists; the seed estimate is the mean over the tasks both have of b's value − a's.
+ */
+export function seedPairedDifference(
+  pairs: readonly { a: readonly TaskCount[]; b: readonly TaskCount[] }[],
+  options: {
+    value?: (count: TaskCount) => number;
+    valueA?: (count: TaskCount) => number;
+    filter?: (count: TaskCount) => boolean;
+    seed?: number;
+  } = {},
+): SeedEstimate | null {
+  const value = options.value ?? ((count: TaskCount) => taskPassAtK(count, 1));
+  const valueA = options.valueA ?? value;
+  const filter = options.filter ?? (() => true);
+  const units = pairs.map(({ a, b }) => {
+    const left = byTask(a);
+    const right = byTask(b);
+    return sharedTasks(a, b)
+      .filter((id) => filter(left.get(id)!))
+      .map((id) => value(right.get(id)!) - valueA(left.get(id)!));
+  });
+  return seedBootstrap(units, { seed: options.seed });
+}
+
+/**
+ * For an inconclusive seed-level estimate: the seeds × tasks that would call it, were the effect
+ * what was measured. The two-level interval's half-width h shrinks as 1/√R in the seeds (the
+ * between-seed spread) and, for the within-seed part, as 1/√(R·tasks); scaling both by the same
+ * factor f = (h/target)² means R·f seeds at the same tasks, or about that many seed-task cells.
+ */
+export function seedPowerNote(estimate: SeedEstimate | null, margin = 0): string {
+  if (!estimate) return "";
+  const half = (estimate.interval.upper - estimate.interval.lower) / 2;
+  const seeds = estimate.seeds.length;
+  if (half <= 0)
+    return ` [interval of zero width at every seed: both sides scored the same on every task; more seeds or tasks cannot call it]`;
+  const mean = estimate.mean;
+  const target = Math.max(mean, margin - mean, -mean);
+  if (target <= 0)
+    return ` [interval half-width ${half.toFixed(3)} over ${seeds} seeds × ${estimate.tasks} tasks]`;
+  const factor = (half / target) ** 2;
+  const neededSeeds = Math.ceil(seeds * factor);
+  return ` [interval half-width ${half.toFixed(3)} over ${seeds} seeds × ${estimate.tasks} tasks; at the measured ${mean >= 0 ? "+" : "−"}${Math.abs(mean).toFixed(3)} about ${neededSeeds} seeds × ${estimate.tasks} tasks (or ${seeds} seeds × ${Math.ceil(estimate.tasks * factor)} tasks, if the seeds agree) would call it${margin > 0 ? ` (either way, margin ${margin})` : ""}]`;
+}
