@@ -14,6 +14,11 @@ export const VERDICT_STATUSES = ["reproduced", "not reproduced", "inconclusive",
 export type VerdictStatus = (typeof VERDICT_STATUSES)[number];
 
 export interface Verdict {
+  /**
+   * Stable id of the claim (`rl-raises-pass1`): the same across runs, presets and seeds, whatever
+   * the claim's wording (which names k or a template); `recipe compare` and the dashboard key on it.
+   */
+  id: string;
   experiment: string;
   claim: string;
   status: VerdictStatus;
@@ -21,6 +26,17 @@ export interface Verdict {
   evidence: string;
   /** The paired difference the status follows from, where one does (b − a, with its interval). */
   difference?: PairedDifference | null;
+  /**
+   * The claim's estimate at each training seed, in seed order (`config.seed`, `+1`, …): the mean
+   * paired difference of that seed's runs, or the seed's own statistic for claims that are not a
+   * difference (a rate, a share). The report draws them as dots beside the interval.
+   */
+  seeds: (number | null)[];
+  /**
+   * For a claim called "not reproduced": what the run's own numbers say caused it (no learning
+   * signal, a farmed reward, an effect below the margin), computed, never typed.
+   */
+  cause?: string;
   /** Why a claim came out against the seed, from its own numbers (shown with an example trajectory). */
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */

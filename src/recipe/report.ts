@@ -21,14 +21,25 @@ import {
   type Pass1Comparison,
   pass1Difference,
   type ReportContext,
+  seedList,
+  seedPass1Difference,
   statusCell,
 } from "./experiments/context.ts";
 import { creditExperiment } from "./experiments/credit.ts";
 import { dataFirstExperiment } from "./experiments/data-first.ts";
+import { fidelityExperiment } from "./experiments/fidelity.ts";
 import { noiseExperiment } from "./experiments/noise.ts";
-import { MAIN_STARTS, resultOf, type SelectStageResult } from "./pipeline.ts";
+import {
+  isReplicated,
+  MAIN_STARTS,
+  replicaStage,
+  resultOf,
+  type SelectStageResult,
+  trainingSeeds,
+} from "./pipeline.ts";
 import type { EvalStageResult, RlStageResult } from "./stage-runs.ts";
 import type { StageOutcome, StageResults } from "./stages.ts";
+import { verdictIntervalChart } from "./verdict-chart.ts";
 
 export { PASS1_COMPARISONS, type Pass1Comparison, pass1Difference } from "./experiments/context.ts";
 
@@ -65,6 +76,7 @@ const EXPERIMENTS: readonly ((context: ReportContext) => Promise<ExperimentRepor
   boundaryExperiment,
   dataFirstExperiment,
   creditExperiment,
+  fidelityExperiment,
   noiseExperiment,
   baseExperiment,
 ];
@@ -79,7 +91,10 @@ function againstSection(verdicts: readonly Verdict[], context: ReportContext): S
   return {
     title: "Claims the lab calls against the seed",
     blocks: against.flatMap((v): Block[] => [
-      { type: "paragraph", text: `${v.experiment}: ${v.claim}. ${v.evidence}.` },
+      {
+        type: "paragraph",
+        text: `${v.experiment} (${v.id}): ${v.claim}. ${v.evidence}. Per seed: ${seedList(v.seeds)}. Measured cause: ${v.cause ?? "n/a"}.`,
+      },
       ...(v.explanation ? [{ type: "paragraph" as const, text: v.explanation }] : []),
       ...(v.exampleStage
         ? exampleBlocks(`example from ${v.exampleStage}`, context.examplesOf(v.exampleStage).slice(0, 1))
@@ -99,6 +114,9 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   };
   for (const start of MAIN_STARTS) evals[`rl-${start}`] = get(`eval-rl-${start}`);
   const seed = config.seed;
+  const seeds = trainingSeeds(config);
+  const replicas = <T>(name: string): T[] =>
+    seeds.map((_, r) => get<T>(isReplicated(name, config) ? replicaStage(name, r) : name));
   const questions = new Map<string, string>();
   const context: ReportContext = {
     config,
@@ -110,6 +128,14 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     margin: config.margin,
     pass1: (comparison: Pass1Comparison) =>
       pass1Difference(comparison, (stage) => get<EvalStageResult>(stage).counts, seed),
+    seeds,
+    replicas,
+    seedPass1: (comparison: Pass1Comparison) =>
+      seedPass1Difference(
+        comparison,
+        (stage) => replicas<EvalStageResult>(stage).map((result) => result.counts),
+        seed,
+      ),
     examplesOf: (stage: string) => {
       const rl = get<RlStageResult>(stage);
       return rlExamples({
@@ -141,16 +167,26 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     blocks: [
       {
         type: "paragraph",
-        text: `Preset ${config.preset}, seed ${config.seed}: ${input.outcomes.every((o) => o.cached) ? "this report was rebuilt from cached stages;" : `this run ${(input.seconds / 60).toFixed(1)} min,`} the stages' own compute ${(input.outcomes.reduce((sum, o) => sum + o.seconds, 0) / 60).toFixed(1)} min (cached ones as first measured), on ${input.machine.cpus} × ${input.machine.cpuModel} (${input.machine.memoryGiB} GiB, Node ${input.machine.node}). Each claim below is checked on the numbers of its section; "inconclusive" means the 95% interval of the difference includes zero at this size, not that the claim is false.${config.preset === "quick" ? " The quick preset exists to exercise every stage: expect most verdicts to be inconclusive." : ""}`,
+        text: `Preset ${config.preset}, training seeds ${seeds.join(", ")} (every arm a claim compares trained at each): ${input.outcomes.every((o) => o.cached) ? "this report was rebuilt from cached stages;" : `this run ${(input.seconds / 60).toFixed(1)} min,`} the stages' own compute ${(input.outcomes.reduce((sum, o) => sum + o.seconds, 0) / 60).toFixed(1)} min (cached ones as first measured), on ${input.machine.cpus} × ${input.machine.cpuModel} (${input.machine.memoryGiB} GiB, Node ${input.machine.node}). Each claim below is checked on the numbers of its section: its estimate is the mean over the training seeds of the paired per-task difference, its 95% interval a two-level bootstrap over the seeds and then the tasks within each; "inconclusive" means that interval neither clears the margin nor rules out the claim's effect size at this size, not that the claim is false.${config.preset === "quick" ? " The quick preset exists to exercise every stage: expect most verdicts to be inconclusive." : ""}`,
       },
       {
         type: "table",
-        columns: ["experiment", "claim", "status", "evidence"],
-        rows: verdicts.map((v) => [v.experiment, v.claim, statusCell(v.status), v.evidence] as Cell[]),
+        columns: ["id", "experiment", "claim", "status", "per seed", "evidence"],
+        rows: verdicts.map(
+          (v) => [v.id, v.experiment, v.claim, statusCell(v.status), seedList(v.seeds), v.evidence] as Cell[],
+        ),
+      },
+      {
+        type: "svg",
+        svg: await verdictIntervalChart(
+          verdicts.filter((v) => v.experiment !== "fidelity"),
+          config.margin,
+        ),
+        caption: `Each claim's estimate over the ${seeds.length} training seeds (${seeds.join(", ")}): the 95% two-level bootstrap interval (seeds, then tasks within a seed) as a bar, the mean as a tick, each seed's own estimate as a dot; the dashed lines are 0 and the margin ${config.margin}. Claims measured on another scale (the credit-fidelity blame in advantage RMS units, the variance claim's relative growth) are drawn on their own.`,
       },
       {
         type: "paragraph",
-        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many tasks would call it.`,
+        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many seeds × tasks would call it; a claim called against the seed carries the cause its runs' numbers show.`,
       },
       {
         type: "paragraph",
@@ -192,7 +228,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   };
   const html = renderPage({
     title: "agentrl: the seed's recipe on the embedded lab",
-    subtitle: `${config.preset} preset · seed ${config.seed} · ${report.createdAt}`,
+    subtitle: `${config.preset} preset · training seeds ${seeds.join(", ")} · ${report.createdAt}`,
     sections: [summary, ...(against ? [against] : []), ...sections, stagesSection],
   });
   return { report, html };

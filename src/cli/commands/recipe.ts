@@ -20,6 +20,7 @@ import { loadRecipeConfigFile, parseRecipeConfig, type RecipePreset } from "../.
 import { runRecipe } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { interruptOnSigint } from "../training-run.ts";
+import { parseNumber } from "./options.ts";
 
 interface RecipeCommandOptions {
   quick?: boolean;
@@ -29,6 +30,8 @@ interface RecipeCommandOptions {
   fresh?: boolean;
   showConfig?: boolean;
   json?: boolean;
+  seed?: string;
+  seeds?: string;
 }
 
 function presetOf(options: RecipeCommandOptions): RecipePreset | undefined {
@@ -50,12 +53,23 @@ export function register(program: Command): void {
     .option("--config <file>", "JSON config merged over the preset (fields: src/recipe/config.ts)")
     .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
     .option("--fresh", "delete the output folder first instead of reusing cached stages")
+    .option("--seed <n>", "top-level seed (training seeds seed … seed + seeds − 1; default 1)")
+    .option("--seeds <n>", "training seeds per arm (default 3; quick: 2)")
     .option("--show-config", "print the resolved config and exit")
     .option("--json", "print the report's verdicts as JSON")
     .action(async (options: RecipeCommandOptions) => {
-      const config = options.config
+      const loaded = options.config
         ? loadRecipeConfigFile(options.config, presetOf(options))
         : parseRecipeConfig({}, presetOf(options));
+      const overrides = {
+        ...(options.seed !== undefined
+          ? { seed: parseNumber("--seed", options.seed, { integer: true, min: 0 }) }
+          : {}),
+        ...(options.seeds !== undefined
+          ? { seeds: parseNumber("--seeds", options.seeds, { integer: true, min: 1, max: 10 }) }
+          : {}),
+      };
+      const config = parseRecipeConfig({ ...loaded, ...overrides }, loaded.preset);
       if (options.showConfig) {
         console.log(JSON.stringify(config, null, 2));
         return;
@@ -88,7 +102,7 @@ export function register(program: Command): void {
         console.log(`\nreport: ${run.files.html}\nnumbers: ${run.files.json}`);
         console.log(`recipe (${config.preset}) finished in ${(run.seconds / 60).toFixed(1)} min\n`);
         for (const verdict of run.report.verdicts) {
-          console.log(`[${verdict.status}] ${verdict.claim}\n    ${verdict.evidence}`);
+          console.log(`[${verdict.status}] ${verdict.id}: ${verdict.claim}\n    ${verdict.evidence}`);
         }
       } catch (error) {
         (progress as Progress | null)?.stop();
