@@ -4,10 +4,13 @@
  * object merged over a preset (nested objects merge field by field), and a bad field fails before
  * any work with its path, the problem and, for choices, the valid values.
  *
- *   quick    about a minute on 2 cores: every stage runs, far too small to separate most curves
- *            (the report says so where it is the case); what the test suite runs.
- *   default  what `npm start` runs, within 10 minutes on 2 cores: each experiment sized so its
- *            difference can be called either way (k = 32, paired final evaluations, the margin).
+ *   quick    about a minute on 2 cores: every stage runs at 2 seeds, far too small to separate most
+ *            curves (the report says so where it is the case); what the test suite runs.
+ *   default  what `npm start` runs: every trained arm at 3 seeds within 6 minutes on 2 cores (by the
+ *            stages' cost model, 1.5× the work of the single-seed default that took 4.0 min: the
+ *            per-seed sizes were cut where a seed's replicate narrows the interval more, k = 16,
+ *            30 SFT steps, 40 × 6 credit test samples); each difference called either way (paired
+ *            evaluations, the margin, the two-level interval over seeds and tasks).
  *   full     the same experiments with larger evaluations and longer training (README: duration).
  */
 import { readFileSync } from "node:fs";
@@ -288,8 +291,8 @@ const DEFAULT: RecipeConfig = {
     testTasks: 40,
     testN: 6,
   },
-  // 3 × 12 tasks × 6 rollouts per seed: ~200 episodes, a few seconds of sampling, no training
-  fidelity: { families: ["lookup", "bridge", "chain"], tasksPerFamily: 12, groupSize: 6 },
+  // 3 × 10 tasks × 6 rollouts per seed: 180 episodes, seconds of sampling, no training
+  fidelity: { families: ["lookup", "bridge", "chain"], tasksPerFamily: 10, groupSize: 6 },
   noise: {
     rates: [0, 0.1, 0.3],
     trainRate: 0.3,
@@ -300,8 +303,9 @@ const DEFAULT: RecipeConfig = {
     steps: 6,
     tasksPerStep: 6,
     groupSize: 4,
+    // 32 × 3 at each seed (was 40 × 4 at one), and 6 steps (was 8): three seeds in the budget
     evalTasks: 32,
-    evalN: 4,
+    evalN: 3,
   },
   orchestra: {
     enabled: false,

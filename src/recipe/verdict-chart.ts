@@ -41,7 +41,7 @@ export async function verdictIntervalChart(
   if (intervals.length === 0) return "";
   const ids = intervals.map((row) => row.id);
   const statuses = Object.keys(STATUS_COLOURS);
-  const y = { field: "id", type: "nominal", title: null, sort: ids };
+  const y = { field: "id", type: "nominal", title: null, sort: ids, axis: { labelLimit: 240 } };
   const spec = {
     $schema: "https://vega.github.io/schema/vega-lite/v5.json",
     title,

@@ -79,7 +79,7 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
       cause:
         baseWithheld > 0
           ? `the base already solves the template (pass@${n} ${fixed(baseWithheld)}): nothing left to bring into reach`
-          : `no learning signal for the template: SFT-real solved it at ${reached} of ${withheldSeeds.length} seeds; held-out loss per seed ${sftSeeds.map((sft) => `${fixed(sft.initialHeldoutLoss)} → ${fixed(sft.finalHeldoutLoss)}`).join(", ")}`,
+          : `the effect did not come: SFT-real solved the template at only ${reached} of ${withheldSeeds.length} seeds in ${n} samples, though its held-out loss moved per seed ${sftSeeds.map((sft) => `${fixed(sft.initialHeldoutLoss)} → ${fixed(sft.finalHeldoutLoss)}`).join(", ")}`,
       explanation: `SFT-real trained ${real.steps} steps on ${real.trajectories} trajectories (${Math.round(config.data.withheldShare * 100)}% of the tasks from ${WITHHELD_TEMPLATE}; final loss ${fixed(real.finalLoss)}, held-out loss ${fixed(real.initialHeldoutLoss)} → ${fixed(real.finalHeldoutLoss)}) and still solves none of the ${evals["sft-real"].counts.filter(isWithheld).length} ${WITHHELD_TEMPLATE} test tasks in ${n} samples: at this many steps the fine-tuning did not teach the new template well enough to be sampled (the example is a rollout of RL after SFT-real).`,
       exampleStage: "rl-sft-real",
     },
