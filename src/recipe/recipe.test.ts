@@ -26,7 +26,7 @@ after(() => rmSync(folder, { recursive: true, force: true }));
 test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun reuses every stage", {
   timeout: 900_000,
 }, async () => {
-  const first = await runCli(recipeCommand.register, ["recipe", "--quick", "--out", out]);
+  const first = await runCli(recipeCommand.register, ["recipe", "--quick", "--seeds", "2", "--out", out]);
   const html = join(out, "report.html");
   assert.ok(existsSync(html), "report.html written");
   assert.ok(
@@ -35,6 +35,7 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
   );
   const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;
   assert.equal(report.preset, "quick");
+  assert.equal(report.config.seeds, 2, "--seeds reaches the config");
   assert.ok(report.stages.length >= 25, `${report.stages.length} stages`);
   assert.ok(report.stages.every((stage) => !stage.cached));
   // every claim once, by its stable id, with an estimate per training seed; a claim called against
@@ -68,7 +69,15 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
   assert.ok(!/<script/i.test(page), "the page has no scripts");
   assert.ok((page.match(/<svg/g) ?? []).length >= 10, "plots are inlined");
 
-  const second = await runCli(recipeCommand.register, ["recipe", "--quick", "--out", out, "--json"]);
+  const second = await runCli(recipeCommand.register, [
+    "recipe",
+    "--quick",
+    "--seeds",
+    "2",
+    "--out",
+    out,
+    "--json",
+  ]);
   const json = JSON.parse(second.out.join("\n"));
   assert.equal(json.verdicts.length, report.verdicts.length);
   const again = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;

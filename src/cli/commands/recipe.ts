@@ -54,7 +54,7 @@ export function register(program: Command): void {
     .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
     .option("--fresh", "delete the output folder first instead of reusing cached stages")
     .option("--seed <n>", "top-level seed (training seeds seed … seed + seeds − 1; default 1)")
-    .option("--seeds <n>", "training seeds per arm (default 3; quick: 2)")
+    .option("--seeds <n>", "training seeds per arm (default 3; quick: 1)")
     .option("--show-config", "print the resolved config and exit")
     .option("--json", "print the report's verdicts as JSON")
     .action(async (options: RecipeCommandOptions) => {
