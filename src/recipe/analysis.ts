@@ -388,6 +388,7 @@ export function seedPowerNote(estimate: SeedEstimate | null, margin = 0): string
   if (!estimate) return "";
   const half = (estimate.interval.upper - estimate.interval.lower) / 2;
   const seeds = estimate.seeds.length;
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
   if (half <= 0)
     return ` [interval of zero width at every seed: both sides scored the same on every task; more seeds or tasks cannot call it]`;
   const mean = estimate.mean;
@@ -396,5 +397,5 @@ export function seedPowerNote(estimate: SeedEstimate | null, margin = 0): string
     return ` [interval half-width ${half.toFixed(3)} over ${seeds} seeds × ${estimate.tasks} tasks]`;
   const factor = (half / target) ** 2;
   const neededSeeds = Math.ceil(seeds * factor);
-  return ` [interval half-width ${half.toFixed(3)} over ${seeds} seeds × ${estimate.tasks} tasks; at the measured ${mean >= 0 ? "+" : "−"}${Math.abs(mean).toFixed(3)} about ${neededSeeds} seeds × ${estimate.tasks} tasks (or ${seeds} seeds × ${Math.ceil(estimate.tasks * factor)} tasks, if the seeds agree) would call it${margin > 0 ? ` (either way, margin ${margin})` : ""}]`;
+  return ` [interval half-width ${half.toFixed(3)} over ${plural(seeds, "seed")} × ${estimate.tasks} tasks; at the measured ${mean >= 0 ? "+" : "−"}${Math.abs(mean).toFixed(3)} about ${plural(neededSeeds, "seed")} × ${estimate.tasks} tasks (or ${plural(seeds, "seed")} × ${Math.ceil(estimate.tasks * factor)} tasks, if the seeds agree) would call it${margin > 0 ? ` (either way, margin ${margin})` : ""}]`;
 }

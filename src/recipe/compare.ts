@@ -1,13 +1,14 @@
 /**
- * Several recipe runs side by side (`agentrl recipe compare <dir...>`): the same config with
- * different seeds, usually, to see which verdicts hold beyond one run. Each claim gets its status
- * in every run, the run's estimate with its 95% interval where the verdict follows one paired
- * difference, how many runs called it each way, and the mean and range of the estimates (those
- * intervals are per run). For the main pass@1 comparisons it also pools the runs: every run
- * evaluates the same test tasks (the eval's task seed is not the run's seed), so each task's
- * samples are summed over runs and the paired difference is taken once, with one bootstrap over
- * tasks. That interval covers task and sampling noise averaged over the runs' training seeds; with
- * a handful of seeds it does not measure the seed-to-seed spread (the per-run columns show that).
+ * Several recipe runs side by side (`agentrl recipe compare <dir...>`): usually the same config at
+ * different top-level seeds (`--seed 1`, `--seed 4`: disjoint training seeds), to see which
+ * verdicts hold beyond one run. Claims are matched by their stable id (`rl-raises-pass1`; reports
+ * written before ids by their experiment and wording). Each claim gets its status in every run,
+ * the run's estimate with its 95% interval where the verdict follows one (over that run's training
+ * seeds and tasks), how many runs called it each way, how many claims flip between reproduced and
+ * not reproduced, and the mean and range of the estimates. For the main pass@1 comparisons it also
+ * pools the runs' first-seed evaluations: every run evaluates the same test tasks (the eval's task
+ * seed is not the run's seed), so each task's samples are summed over runs and the paired
+ * difference is taken once, with one bootstrap over tasks.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

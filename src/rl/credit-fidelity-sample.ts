@@ -99,50 +99,57 @@ export async function sampleCreditFidelity(options: FidelitySampleOptions): Prom
     onEpisode: () => options.onProgress?.(++done / specs.length),
   }).finally(() => policy.close?.());
   const rewarded = sampled.map((trajectory, i) => withRewards(trajectory, specs[i].task, options.reward));
-  const groups: FidelityGroup[] = [];
-  for (const [t, task] of tasks.entries()) {
+  // the whole sample is one batch, as a training step's groups are: GAE whitens over it and the
+  // blame's scale (each estimator's RMS advantage) is the batch's
+  const batch = toAdvantageBatch(rewarded, {
+    anchors: options.anchors ?? "observation",
+    // the zero critic of MT-PPO's first batch (see the header)
+    values: rewarded.map((trajectory) => new Float32Array(flattenTrajectory(trajectory).lossMask.length)),
+  });
+  const faulty = rewarded.map((trajectory, i) =>
+    specs[i].task.family === options.blameFamily ? faultyTurn(trajectory, specs[i].task) : null,
+  );
+  const blame = blameOnFaultyTurns(
+    batch,
+    faulty,
+    rewarded.map((trajectory) => trajectory.turns.length),
+    options.estimators,
+  );
+  const raw = { normalization: "none", whiten: false } as const;
+  const weights = Object.fromEntries(
+    options.estimators.map((estimator) => [estimator, gradientWeights(batch, estimator, raw)]),
+  );
+  const groupOf = (episode: number) => Math.floor(episode / options.groupSize);
+  const groups: FidelityGroup[] = tasks.map((task, t) => {
     const members = rewarded.slice(t * options.groupSize, (t + 1) * options.groupSize);
-    const batch = toAdvantageBatch(members, {
-      anchors: options.anchors ?? "observation",
-      // the zero critic of MT-PPO's first batch (see the header)
-      values: members.map((trajectory) => new Float32Array(flattenTrajectory(trajectory).lossMask.length)),
-    });
-    const faulty = members.map((trajectory) =>
-      task.family === options.blameFamily ? faultyTurn(trajectory, task) : null,
-    );
-    const blame = blameOnFaultyTurns(
-      batch,
-      faulty,
-      members.map((trajectory) => trajectory.turns.length),
-      options.estimators,
-    );
-    const raw = { normalization: "none", whiten: false } as const;
-    const weight = Object.fromEntries(
-      options.estimators.map((estimator) => {
-        const weights = gradientWeights(batch, estimator, raw);
-        return [estimator, weights.reduce((sum, w) => sum + w, 0) / weights.length];
-      }),
-    );
-    const tokens =
-      members.reduce(
-        (sum, trajectory) => sum + flattenTrajectory(trajectory).lossMask.filter(Boolean).length,
-        0,
-      ) / members.length;
-    groups.push({
+    const records = (estimator: string) => blame[estimator].filter((record) => groupOf(record.episode) === t);
+    const mean = (values: readonly number[]) =>
+      values.reduce((sum, x) => sum + x, 0) / Math.max(1, values.length);
+    return {
       taskId: task.id,
       family: task.family,
       hops: task.hops ?? 0,
-      failed: blame[options.estimators[0]]?.length ?? 0,
+      failed: records(options.estimators[0]).length,
       blame: Object.fromEntries(
-        Object.entries(blame).map(([name, records]) => [name, records.map((r) => r.blame)]),
+        options.estimators.map((estimator) => [estimator, records(estimator).map((record) => record.blame)]),
       ),
       lowest: Object.fromEntries(
-        Object.entries(blame).map(([name, records]) => [name, records.filter((r) => r.lowest).length]),
+        options.estimators.map((estimator) => [
+          estimator,
+          records(estimator).filter((record) => record.lowest).length,
+        ]),
       ),
-      weight,
-      tokens,
+      weight: Object.fromEntries(
+        options.estimators.map((estimator) => [
+          estimator,
+          mean(weights[estimator].slice(t * options.groupSize, (t + 1) * options.groupSize)),
+        ]),
+      ),
+      tokens: mean(
+        members.map((trajectory) => flattenTrajectory(trajectory).lossMask.filter(Boolean).length),
+      ),
       correct: members.filter((trajectory) => trajectory.correct).length,
-    });
-  }
+    };
+  });
   return { episodes: rewarded.length, groups };
 }

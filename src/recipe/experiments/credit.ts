@@ -91,7 +91,7 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
       difference,
       seeds: difference?.seeds ?? [],
       cause: measuredCause(difference, context.margin, [...signalsOf(run.estimator), ...signalsOf("grpo")]),
-      evidence: `pass@1 on ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples after ${credit.steps} steps, at ${seeds.length} seeds: ${run.estimator} ${fixed(testPass1(run.estimator))}, grpo ${fixed(testPass1("grpo"))}, base ${fixed(testPass1("base"))} (first seed) (${formatDifference(difference, `${run.estimator} − grpo`)})`,
+      evidence: `pass@1 on ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples after ${credit.steps} steps, at seeds ${seeds.join(", ")}: ${run.estimator} ${fixed(testPass1(run.estimator))}, grpo ${fixed(testPass1("grpo"))}, base ${fixed(testPass1("base"))} (first seed) (${formatDifference(difference, `${run.estimator} − grpo`)})`,
       ...(status === "not reproduced"
         ? {
             explanation: `Both runs start from the same base (pass@1 ${fixed(testPass1("base"))} on these tasks) and see the same tasks; ${run.estimator} ended at ${fixed(testPass1(run.estimator))} and grpo at ${fixed(testPass1("grpo"))} (first seed). Steps without any group with signal: ${run.estimator} ${run.rl.skipped.noSignal.length}, grpo ${grpo.rl.skipped.noSignal.length} of ${credit.steps}. At ${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize} rollouts the turn-level terms did not move held-out accuracy beyond outcome-only GRPO; the example shows the per-turn rewards and advantages ${run.estimator} gave.`,
