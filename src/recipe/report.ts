@@ -162,6 +162,19 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   // ---- summary, selection, stages, config ----------------------------------------------------------------
   const select = get<SelectStageResult>("select");
   experiments.selection = select;
+  const verdictSvg = await verdictIntervalChart(
+    verdicts.filter((v) => v.experiment !== "fidelity"),
+    config.margin,
+  );
+  const verdictFigure: Block[] = verdictSvg
+    ? [
+        {
+          type: "svg",
+          svg: verdictSvg,
+          caption: `Each claim's estimate over the ${seeds.length} training seeds (${seeds.join(", ")}): the 95% two-level bootstrap interval (seeds, then tasks within a seed) as a bar, the mean as a tick, each seed's own estimate as a dot; the dashed lines are 0 and the margin ${config.margin}. The credit-fidelity and variance claims, on their own scales, are drawn in their section.`,
+        },
+      ]
+    : [];
   const summary: Section = {
     title: "Summary",
     blocks: [
@@ -176,14 +189,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
           (v) => [v.id, v.experiment, v.claim, statusCell(v.status), seedList(v.seeds), v.evidence] as Cell[],
         ),
       },
-      {
-        type: "svg",
-        svg: await verdictIntervalChart(
-          verdicts.filter((v) => v.experiment !== "fidelity"),
-          config.margin,
-        ),
-        caption: `Each claim's estimate over the ${seeds.length} training seeds (${seeds.join(", ")}): the 95% two-level bootstrap interval (seeds, then tasks within a seed) as a bar, the mean as a tick, each seed's own estimate as a dot; the dashed lines are 0 and the margin ${config.margin}. Claims measured on another scale (the credit-fidelity blame in advantage RMS units, the variance claim's relative growth) are drawn on their own.`,
-      },
+      ...verdictFigure,
       {
         type: "paragraph",
         text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many seeds × tasks would call it; a claim called against the seed carries the cause its runs' numbers show.`,
