@@ -30,7 +30,6 @@ import { FIDELITY_STAGE } from "../pipeline.ts";
 import { verdictIntervalChart } from "../verdict-chart.ts";
 import {
   type ExperimentReport,
-  figureCaption,
   finishVerdicts,
   fixed,
   measuredCause,
@@ -246,10 +245,7 @@ export async function fidelityExperiment(context: ReportContext): Promise<Experi
       {
         type: "svg",
         svg: weightChart,
-        caption: figureCaption(
-          config,
-          "Mean per-episode Σ A² (raw advantages), all seeds pooled. It tracks the second moment of an episode's policy-gradient term when the per-token score terms are of similar size; the per-token advantages' own variance is ≈ 1 by construction after std normalisation or whitening, so it says nothing about length.",
-        ),
+        caption: `Mean per-episode Σ A² (raw advantages), the samples of seeds ${seeds.join(", ")} pooled (${config.preset} preset). It tracks the second moment of an episode's policy-gradient term when the per-token score terms are of similar size; the per-token advantages' own variance is ≈ 1 by construction after std normalisation or whitening, so it says nothing about length.`,
       },
       {
         type: "table",
