@@ -219,10 +219,7 @@ export async function fidelityExperiment(context: ReportContext): Promise<Experi
             {
               type: "svg" as const,
               svg: blameChart,
-              caption: figureCaption(
-                config,
-                "Blame on the faulty turn per estimator; GRPO's is 0 by construction.",
-              ),
+              caption: `Blame on the faulty turn per estimator; GRPO's is 0 by construction. One sample per training seed (${seeds.join(", ")}), ${config.preset} preset.`,
             },
           ]
         : []),
