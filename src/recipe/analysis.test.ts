@@ -173,8 +173,10 @@ test("two-level bootstrap: the hand-worked example (seeds, then tasks within a s
   assert.equal(estimate.tasks, 1);
   assert.equal(estimate.interval.lower, 0.25);
   assert.equal(estimate.interval.upper, 2);
-  // a seed that measured nothing is dropped; nothing at all is null
-  assert.deepEqual(seedBootstrap([[1], []])!.seeds, [1]);
+  // a seed that measured nothing is left out, its place kept as null; nothing at all is null
+  const partial = seedBootstrap([[], [1], [3]])!;
+  assert.deepEqual(partial.seeds, [null, 1, 3]);
+  assert.equal(partial.mean, 2);
   assert.equal(seedBootstrap([[], []]), null);
 });
 

@@ -300,8 +300,8 @@ export function proportionDifference(a: number, b: number, tasks: number): Paire
 
 /** A claim's estimate over training seeds: each seed's own estimate and their mean, with an interval over both levels. */
 export interface SeedEstimate extends PairedDifference {
-  /** The estimate at each training seed, in seed order (the report draws them as dots). */
-  seeds: number[];
+  /** The estimate at each training seed, in seed order (the report draws them as dots); null where a seed measured nothing. */
+  seeds: (number | null)[];
 }
 
 /**
@@ -313,7 +313,8 @@ export interface SeedEstimate extends PairedDifference {
  * The estimate is the mean over seeds of each seed's statistic. One resample draws R seeds with
  * replacement, then, for each drawn seed, as many of its units with replacement, and averages the
  * R statistics; the interval is the 2.5/97.5 percentiles of `resamples` such draws. A seed with no
- * units is dropped (it measured nothing); null when none is left. `tasks` is the units per seed
+ * units measured nothing: it is left out of the estimate and the resampling, and its entry in
+ * `seeds` is null; the whole estimate is null when no seed measured anything. `tasks` is the units per seed
  * (the smallest seed's count).
  *
  *   units [[0, 1], [2]]: estimate (0.5 + 2)/2 = 1.25; a resample picks the seeds (A,A), (A,B),
@@ -330,9 +331,11 @@ export function seedBootstrap<T = number>(
     ((values: readonly T[]) => (values as readonly number[]).reduce((sum, x) => sum + x, 0) / values.length);
   const seeds = units.filter((seedUnits) => seedUnits.length > 0);
   if (seeds.length === 0) return null;
+  // aligned with the training seeds: a seed without units shows as null, not as a shifted list
+  const aligned = units.map((seedUnits) => (seedUnits.length > 0 ? statistic(seedUnits) : null));
   const resamples = options.resamples ?? 2000;
   const rng = createRng(options.seed ?? 0).fork("seed-bootstrap");
-  const perSeed = seeds.map((seedUnits) => statistic(seedUnits));
+  const perSeed = aligned.filter((value): value is number => value !== null);
   const draws = new Float64Array(resamples);
   for (let r = 0; r < resamples; r++) {
     let sum = 0;
@@ -348,7 +351,7 @@ export function seedBootstrap<T = number>(
     mean: perSeed.reduce((sum, x) => sum + x, 0) / perSeed.length,
     interval: { lower: quantileSorted(draws, 0.025), upper: quantileSorted(draws, 0.975) },
     tasks: Math.min(...seeds.map((seedUnits) => seedUnits.length)),
-    seeds: perSeed,
+    seeds: aligned,
   };
 }
 
@@ -387,7 +390,7 @@ export function seedPairedDifference(
 export function seedPowerNote(estimate: SeedEstimate | null, margin = 0): string {
   if (!estimate) return "";
   const half = (estimate.interval.upper - estimate.interval.lower) / 2;
-  const seeds = estimate.seeds.length;
+  const seeds = estimate.seeds.filter((value) => value !== null).length;
   const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
   if (half <= 0)
     return ` [interval of zero width at every seed: both sides scored the same on every task; more seeds or tasks cannot call it]`;

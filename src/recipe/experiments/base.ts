@@ -81,7 +81,10 @@ export async function baseExperiment(context: ReportContext): Promise<Experiment
   const broken = rows.filter((row) => (row.aboveBound?.interval.lower ?? 0) > context.margin);
   // per seed: the largest excess over the bound among the starts
   const excessSeeds = seeds.map((_, r) => {
-    const values = rows.flatMap((row) => (row.aboveBound ? [row.aboveBound.seeds[r]] : []));
+    const values = rows.flatMap((row) => {
+      const value = row.aboveBound?.seeds[r];
+      return value === undefined || value === null ? [] : [value];
+    });
     return values.length === 0 ? null : Math.max(...values);
   });
   const v: Verdict[] = [
