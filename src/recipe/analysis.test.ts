@@ -19,6 +19,7 @@ import {
   seedBootstrap,
   seedPairedDifference,
   seedPowerNote,
+  seedsToDecide,
 } from "./analysis.ts";
 
 const row = (taskId: string, n: number, c: number, template?: string): TaskCount => ({
@@ -216,4 +217,15 @@ test("the seed interval is wider than one seed's task interval when the seeds di
   assert.equal(positiveStatus(estimate), "inconclusive");
   assert.equal(positiveStatus(seedPairedDifference([seeds[0]])), "reproduced");
   assert.match(seedPowerNote(estimate, 0.05), /seeds × 20 tasks/);
+  // +1/12 is above the margin 0.05: only the lower end rising above 0 can call it, its own half
+  // (mean − lower) shrinking below the mean: f = ((mean − lower)/mean)², R·f seeds
+  const decide = seedsToDecide(estimate, 0.05)!;
+  const lowerHalf = estimate.mean - estimate.interval.lower;
+  assert.equal(decide.seeds, Math.ceil(3 * (lowerHalf / estimate.mean) ** 2));
+  assert.equal(decide.tasksAtSameSeeds, Math.ceil(20 * (lowerHalf / estimate.mean) ** 2));
+  // a skewed interval: [−0.14, +1.0] around +0.86 needs its lower half 1.0 to fit in 0.86: f = 1.35
+  const skewed = { mean: 0.86, interval: { lower: -0.14, upper: 1 }, tasks: 6, seeds: [1, 0.72] };
+  assert.equal(seedsToDecide(skewed, 0.05)!.seeds, Math.ceil(2 * (1 / 0.86) ** 2));
+  assert.equal(decide.tasks, 20);
+  assert.equal(seedsToDecide(seedPairedDifference([{ a: base, b: base }]), 0.05), null, "nothing compared");
 });

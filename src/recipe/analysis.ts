@@ -37,6 +37,8 @@ export interface Verdict {
    * signal, a farmed reward, an effect below the margin), computed, never typed.
    */
   cause?: string;
+  /** For an inconclusive claim with a seed-level estimate: the seeds × tasks that would call it (`seedsToDecide`). */
+  decide?: { seeds: number; tasks: number; tasksAtSameSeeds: number } | null;
   /** Why a claim came out against the seed, from its own numbers (shown with an example trajectory). */
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
@@ -383,10 +385,35 @@ export function seedPairedDifference(
 
 /**
  * For an inconclusive seed-level estimate: the seeds × tasks that would call it, were the effect
- * what was measured. The two-level interval's half-width h shrinks as 1/√R in the seeds (the
- * between-seed spread) and, for the within-seed part, as 1/√(R·tasks); scaling both by the same
- * factor f = (h/target)² means R·f seeds at the same tasks, or about that many seed-task cells.
+ * what was measured. Either side may call it: the lower end rising above 0 (reproduced), or the
+ * upper end falling below the margin (not reproduced); the two-level bootstrap's interval is often
+ * skewed, so each side's own half (mean − lower, upper − mean) is set against its distance. An
+ * interval shrinks as 1/√R in the seeds and, within a seed, as 1/√tasks, so a side whose half must
+ * shrink by √f needs about R·f seeds at the same tasks, or R seeds at tasks·f if the seeds agree
+ * (the between-seed part is then small); the easier side is reported. Null when nothing can call
+ * it: a zero-width interval (nothing compared) or a mean on a decision line.
  */
+export function seedsToDecide(
+  estimate: SeedEstimate | null,
+  margin = 0,
+): { seeds: number; tasks: number; tasksAtSameSeeds: number } | null {
+  if (!estimate) return null;
+  const { mean } = estimate;
+  const { lower, upper } = estimate.interval;
+  const seeds = estimate.seeds.filter((value) => value !== null).length;
+  const factors: number[] = [];
+  if (mean > 0 && mean - lower > 0) factors.push(((mean - lower) / mean) ** 2);
+  if (mean < margin && upper - mean > 0) factors.push(((upper - mean) / (margin - mean)) ** 2);
+  if (upper <= lower || factors.length === 0) return null;
+  const factor = Math.min(...factors);
+  return {
+    seeds: Math.ceil(seeds * factor),
+    tasks: estimate.tasks,
+    tasksAtSameSeeds: Math.ceil(estimate.tasks * factor),
+  };
+}
+
+/** The evidence clause of `seedsToDecide`. */
 export function seedPowerNote(estimate: SeedEstimate | null, margin = 0): string {
   if (!estimate) return "";
   const half = (estimate.interval.upper - estimate.interval.lower) / 2;
@@ -394,11 +421,9 @@ export function seedPowerNote(estimate: SeedEstimate | null, margin = 0): string
   const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
   if (half <= 0)
     return ` [interval of zero width at every seed: both sides scored the same on every task; more seeds or tasks cannot call it]`;
+  const decide = seedsToDecide(estimate, margin);
+  if (!decide)
+    return ` [interval half-width ${half.toFixed(3)} over ${plural(seeds, "seed")} × ${estimate.tasks} tasks]`;
   const mean = estimate.mean;
-  const target = Math.max(mean, margin - mean, -mean);
-  if (target <= 0)
-    return ` [interval half-width ${half.toFixed(3)} over ${seeds} seeds × ${estimate.tasks} tasks]`;
-  const factor = (half / target) ** 2;
-  const neededSeeds = Math.ceil(seeds * factor);
-  return ` [interval half-width ${half.toFixed(3)} over ${plural(seeds, "seed")} × ${estimate.tasks} tasks; at the measured ${mean >= 0 ? "+" : "−"}${Math.abs(mean).toFixed(3)} about ${plural(neededSeeds, "seed")} × ${estimate.tasks} tasks (or ${plural(seeds, "seed")} × ${Math.ceil(estimate.tasks * factor)} tasks, if the seeds agree) would call it${margin > 0 ? ` (either way, margin ${margin})` : ""}]`;
+  return ` [interval half-width ${half.toFixed(3)} over ${plural(seeds, "seed")} × ${estimate.tasks} tasks; at the measured ${mean >= 0 ? "+" : "−"}${Math.abs(mean).toFixed(3)} about ${plural(decide.seeds, "seed")} × ${decide.tasks} tasks (or ${plural(seeds, "seed")} × ${decide.tasksAtSameSeeds} tasks, if the seeds agree) would call it${margin > 0 ? ` (either way, margin ${margin})` : ""}]`;
 }

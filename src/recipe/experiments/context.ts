@@ -18,6 +18,7 @@ import {
   type SeedEstimate,
   seedPairedDifference,
   seedPowerNote,
+  seedsToDecide,
   type Verdict,
 } from "../analysis.ts";
 import type { RecipeConfig } from "../config.ts";
@@ -93,11 +94,10 @@ export function finishVerdicts(verdicts: Verdict[], margin: number): void {
     if (verdict.status !== "not reproduced") delete verdict.cause;
     if (!verdict.difference) continue;
     if (verdict.status === "not reproduced") verdict.evidence += marginNote(verdict.difference, margin);
-    if (verdict.status === "inconclusive")
-      verdict.evidence +=
-        "seeds" in verdict.difference
-          ? seedPowerNote(verdict.difference as SeedEstimate, margin)
-          : powerNote(verdict.difference, margin);
+    if (verdict.status === "inconclusive" && "seeds" in verdict.difference) {
+      verdict.evidence += seedPowerNote(verdict.difference as SeedEstimate, margin);
+      verdict.decide = seedsToDecide(verdict.difference as SeedEstimate, margin);
+    } else if (verdict.status === "inconclusive") verdict.evidence += powerNote(verdict.difference, margin);
   }
 }
 
