@@ -406,10 +406,11 @@ export function seedsToDecide(
   if (mean < margin && upper - mean > 0) factors.push(((upper - mean) / (margin - mean)) ** 2);
   if (upper <= lower || factors.length === 0) return null;
   const factor = Math.min(...factors);
+  // an interval touching its line (f ≤ 1 by the halves) still needs more than it has
   return {
-    seeds: Math.ceil(seeds * factor),
+    seeds: Math.max(seeds + 1, Math.ceil(seeds * factor)),
     tasks: estimate.tasks,
-    tasksAtSameSeeds: Math.ceil(estimate.tasks * factor),
+    tasksAtSameSeeds: Math.max(estimate.tasks + 1, Math.ceil(estimate.tasks * factor)),
   };
 }
 
