@@ -9,7 +9,11 @@
  *
  * Every evaluation of the main line uses the same test tasks (all families plus the template the
  * bases never saw), the same samples per task, sampling and tool noise, so any two curves compare.
- * The report (report.ts) reads only the stage results.
+ * Every arm a claim compares (each SFT, RL, credit and noise run, and its evaluations) is trained
+ * at `config.seeds` training seeds: the stages of seed config.seed + r are the first seed's,
+ * renamed `<name>@s<r + 1>` and reading that seed's replicas (`replicaOf`), so the scheduler runs
+ * them side by side. Last, per seed, the credit-fidelity sample (no training). The report
+ * (report.ts) reads only the stage results.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";

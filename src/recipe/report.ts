@@ -4,8 +4,11 @@
  * example trajectories); this file assembles them with the summary, the stages and the config,
  * and writes `report.json` holding every number the page shows.
  *
- * A verdict is "reproduced" or "not reproduced" only when the 95% interval of the relevant
- * difference excludes zero; otherwise it is "inconclusive" and says the run is too small to call.
+ * A claim's estimate is the mean over the training seeds of its paired per-task difference, with a
+ * two-level bootstrap interval (seeds, then tasks). It is "reproduced" when that interval excludes
+ * zero, "not reproduced" when it lies below zero or entirely below the margin (with the cause the
+ * runs' numbers show), and otherwise "inconclusive" with the seeds × tasks that would call it.
+ * Every verdict has a stable id and its per-seed estimates (`verdicts[].id`, `.seeds`).
  */
 import type { OrchestraExperimentResult } from "../orchestra/experiment.ts";
 import { type Block, type Cell, renderPage, type Section } from "../report/html.ts";
