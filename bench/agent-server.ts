@@ -136,6 +136,7 @@ async function throughRequests(
       const index = next++;
       const response = await fetch(`${url}/v1/episodes`, {
         method: "POST",
+        headers: { "content-type": "application/json" },
         body: JSON.stringify(bodies[index]),
       });
       if (!response.ok) throw new Error(`agent-server answered ${response.status}: ${await response.text()}`);
@@ -150,7 +151,12 @@ async function throughRequests(
 
 export async function benchAgentServer(): Promise<Record<string, number | null>> {
   const upstream = await servedCheckpoint();
-  const server = await startAgentServer({ port: 0, concurrency: CONCURRENT, log: () => {} });
+  const server = await startAgentServer({
+    port: 0,
+    concurrency: CONCURRENT,
+    upstreamAllow: [upstream.baseURL],
+    log: () => {},
+  });
   const tasks = rolloutTasks({ split: "test", count: CONCURRENT, seed: 1 });
   const body = (task: Task, seed: number) => ({
     task,
@@ -226,7 +232,12 @@ export async function benchAgentServer(): Promise<Record<string, number | null>>
 
   // The agent-server alone: an upstream that costs nothing.
   const instant = await instantUpstream();
-  const alone = await startAgentServer({ port: 0, concurrency: 256, log: () => {} });
+  const alone = await startAgentServer({
+    port: 0,
+    concurrency: 256,
+    upstreamAllow: [instant.baseURL],
+    log: () => {},
+  });
   try {
     const tasks = rolloutTasks({ split: "test", count: 256, seed: 2 });
     const body = (task: Task, seed: number) => ({

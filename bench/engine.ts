@@ -1,14 +1,14 @@
 /**
  * Engine throughput on the reference model (V=256, d=128, 4 layers, 4 heads, FF=512, pre-LN,
- * GELU, learned positions, the PyTorch anchor's model): a fused AdamW train step (B=32, T=64),
+ * GELU, learned positions, the PyTorch reference's model): a fused AdamW train step (B=32, T=64),
  * per-token log-prob scoring (B=64, T=64) and KV-cache sampling (B=64, 16-token prompt, 48 new
  * tokens), on the default engine and, in a child process, on the other one (ONNX Runtime or
- * jax-js: `onnx_*` / `jax_*` keys, and `*_vs_jax` ratios). When PyTorch is installed (`apt-get install python3-torch libopenblas0-pthread`) the
- * anchor `../shared/anchors/torch_reference.py` runs in the same process tree right after, and the
- * `*_vs_torch` keys are our throughput divided by its (null without PyTorch).
+ * jax-js: `onnx_*` / `jax_*` keys, and `*_vs_jax` ratios). When PyTorch is installed, the same
+ * model and workloads in eager PyTorch (bench/torch/engine_reference.py) run in the same process
+ * tree right after, and the `*_vs_torch` keys are our throughput divided by its (null without
+ * PyTorch; torch-reference.ts says how to install it).
  */
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createRng } from "../src/core/random.ts";
@@ -24,6 +24,7 @@ import { DecodeSession } from "../src/policy/embedded/decode-session.ts";
 import { crossEntropy, tokenLoss } from "../src/policy/embedded/losses.ts";
 import { initGpt } from "../src/policy/embedded/model.ts";
 import { scoreTokens } from "../src/policy/embedded/score.ts";
+import { runTorchReference, torchAvailable } from "./torch-reference.ts";
 
 const V = REFERENCE_CONFIG.vocabSize;
 
@@ -32,7 +33,7 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-/** The anchor's training data: x_{t+1} = 5·x_t + 3 mod V from a random start. */
+/** The reference's training data: x_{t+1} = 5·x_t + 3 mod V from a random start. */
 function affineSequences(rows: number, length: number, seed: number): number[][] {
   const rng = createRng(seed);
   return Array.from({ length: rows }, () => {
@@ -110,20 +111,11 @@ export async function benchSample(): Promise<number> {
   return (64 * 48) / (median(times) / 1000);
 }
 
-/** Runs the PyTorch anchor; null when python3-torch (or the anchor) is absent. */
+/** Runs the PyTorch reference; null without PyTorch. */
 async function torchReference(): Promise<Record<string, number> | null> {
-  const script = fileURLToPath(new URL("../../shared/anchors/torch_reference.py", import.meta.url));
-  if (!existsSync(script) || !existsSync("/usr/bin/python3")) return null;
-  try {
-    const { stdout } = await promisify(execFile)("/usr/bin/python3", [script, "1"], {
-      env: { ...process.env, OPENBLAS_NUM_THREADS: "2" },
-      timeout: 15 * 60 * 1000,
-    });
-    const line = stdout.trim().split("\n").pop() ?? "";
-    return JSON.parse(line) as Record<string, number>;
-  } catch {
-    return null;
-  }
+  if (!(await torchAvailable())) return null;
+  const stdout = await runTorchReference("engine_reference.py", ["--threads", "1"], 15);
+  return JSON.parse(stdout.trim().split("\n").pop() ?? "") as Record<string, number>;
 }
 
 /** The three figures on the engine this process runs (AGENTRL_ENGINE). */
@@ -147,7 +139,7 @@ async function otherEngineFigures(engine: EngineName): Promise<Figures> {
 type Figures = { train: number; score: number; sample: number };
 const FIGURES = ["train", "score", "sample"] as const;
 
-/** Torch's three figures from one anchor run, as tokens/s. */
+/** Torch's three figures from one reference run, as tokens/s. */
 function torchFigures(torch: Record<string, number>): Figures {
   return {
     train: torch.train_tok_per_s,
@@ -171,7 +163,7 @@ export async function benchEngine(options: { rounds?: number } = {}): Promise<Re
   const theirs = await otherEngineFigures(other);
   const torch: Figures[] = [];
   for (let round = 0; round < rounds; round++) {
-    process.stderr.write(`bench: engine round ${round + 1}/${rounds} (PyTorch anchor, then ours)\n`);
+    process.stderr.write(`bench: engine round ${round + 1}/${rounds} (PyTorch reference, then ours)\n`);
     const reference = await torchReference();
     if (!reference) break;
     torch.push(torchFigures(reference));

@@ -28,6 +28,8 @@ const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   // After eval and rl: their episodes/s against the PyTorch agent-loop reference.
   loop: async () => (await import("./agent-loop.ts")).benchAgentLoop(figures),
   "agent-server": async () => (await import("./agent-server.ts")).benchAgentServer(),
+  // Bounded loopback load, good and hostile, on serve and the gateway (10 s warm-up + 10 s each).
+  soak: async () => (await import("./soak.ts")).benchSoak(),
 };
 const selected = values.only ? values.only.split(",") : Object.keys(suites);
 for (const name of selected) {

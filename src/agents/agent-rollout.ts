@@ -42,6 +42,8 @@ export function agentRollout(
     const batch = Math.max(1, options.batchSize ?? 64);
     const server = await startChatServer({
       loadPolicy: () => live,
+      // The trainer scores what it sampled at its own temperature: an agent's sampling fields are ignored.
+      requestSampling: false,
       model: "live",
       port: 0,
       maxBatch: batch,

@@ -22,6 +22,7 @@ import { createDatasetDirectory } from "../data/dataset.ts";
 import { formatFilter, parseFilter } from "../data/filter.ts";
 import { type DatasetTaskOptions, datasetTasks } from "../data/tasks.ts";
 import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import { checkAnswer } from "../world/index.ts";
 import { type AgentEpisodeItem, type AgentRunner, openAgentRunner } from "./agent-runner.ts";
@@ -168,7 +169,7 @@ export async function collectAgentDataset(
       gateway,
     };
   } catch (error) {
-    store.finishRun(run.id, options.signal?.aborted ? "interrupted" : "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error, options.signal);
     throw error;
   } finally {
     await runner?.close();

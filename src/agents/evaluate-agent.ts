@@ -29,6 +29,7 @@ import {
 } from "../eval/run-eval.ts";
 import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
 import { episodeKey } from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import type { Task } from "../types/task.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
@@ -175,7 +176,7 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
       },
     });
   } catch (error) {
-    store.finishRun(run.id, options.signal?.aborted ? "interrupted" : "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error, options.signal);
     throw error;
   } finally {
     await runner?.close();

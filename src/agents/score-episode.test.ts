@@ -50,7 +50,11 @@ test("an episode naming its world task is checked and scored with the preset; ot
       }
     }
     const end = (id: string, body: unknown) =>
-      fetch(`${gateway.url}/episodes/${id}/end`, { method: "POST", body: JSON.stringify(body) });
+      fetch(`${gateway.url}/episodes/${id}/end`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     assert.equal((await end("named", { answer })).status, 200);
     const { trajectory, task: found } = await scoreWorldEpisode(ended[0].trajectory, "turn-credit");
     assert.equal(found?.id, task.id);

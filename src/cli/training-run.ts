@@ -5,6 +5,7 @@
  */
 
 import { createRunDirectory, directoryRun, openRunDirectory, type Store } from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import type { RunKind } from "../store/types.ts";
 import { createProgress, type Progress } from "./progress.ts";
 
@@ -45,15 +46,22 @@ export function openTrainingRun<C extends object>(options: {
 }
 
 /**
- * Ctrl-C for a training command: the first SIGINT aborts the returned signal (the trainer finishes
- * its step, saves a checkpoint and the run is marked interrupted, so `--resume` continues);
- * `dispose` removes the handler.
+ * Ctrl-C (or SIGTERM, as a scheduler or `kill` sends) for a long command: the first one aborts the
+ * returned signal (the job finishes its step or episode, keeps what it stored, and the run is
+ * marked interrupted, so `--resume` continues); `dispose` removes the handlers.
  */
 export function interruptOnSigint(): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const interrupt = () => controller.abort();
   process.once("SIGINT", interrupt);
-  return { signal: controller.signal, dispose: () => process.off("SIGINT", interrupt) };
+  process.once("SIGTERM", interrupt);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off("SIGINT", interrupt);
+      process.off("SIGTERM", interrupt);
+    },
+  };
 }
 
 /**
@@ -75,9 +83,7 @@ export async function runTraining<C, R extends object>(
     return result;
   } catch (error) {
     progress.stop();
-    run.store.finishRun(run.runId, interrupt.signal.aborted ? "interrupted" : "failed", {
-      error: String(error),
-    });
+    finishRunAfterError(run.store, run.runId, error, interrupt.signal);
     throw error;
   } finally {
     interrupt.dispose();

@@ -8,11 +8,26 @@
  * sample index), at most `maxKeptPerTask` of the passing ones kept, in sample order. Tasks are
  * processed in chunks and each chunk's kept trajectories are handed to `onKept` before the next
  * starts, so a crash loses at most one chunk.
+ *
+ * Resume: `collectDataset` commits each chunk's kept trajectories together with the progress (tasks
+ * done, counts so far) in one transaction; run again with the same `out` and the same settings, it
+ * continues after the last committed chunk. Episode seeds depend only on the task and sample, so
+ * the resumed dataset is the one an uninterrupted run collects.
  */
+import { existsSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
 import { hashString, mixSeeds } from "../core/random.ts";
 import { type EpisodeBudgets, runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
 import { type ResolvePolicyOptions, resolvePolicy } from "../policy/resolve.ts";
+import {
+  type CreatedRunDirectory,
+  decodeJson,
+  directoryRun,
+  encodeJson,
+  openRunDirectory,
+} from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import type { Policy } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
@@ -40,10 +55,20 @@ export interface CollectOptions {
   batchSize?: number;
   /** Tasks per chunk (default 256). */
   chunkTasks?: number;
-  /** Kept trajectories of a finished chunk, in task and sample order. */
-  onKept?: (trajectories: Trajectory[]) => void | Promise<void>;
+  /** Tasks already collected (a resume): collection starts after them. */
+  tasksDone?: number;
+  /** The counts of those tasks (a resume). */
+  countsDone?: CollectCounts;
+  /** Kept trajectories of a finished chunk, in task and sample order, with the progress after it. */
+  onKept?: (trajectories: Trajectory[], progress: CollectProgress) => void | Promise<void>;
   onProgress?: (progress: { episodes: number; total: number; kept: number }) => void;
   signal?: AbortSignal;
+}
+
+/** How far a collection has come: tasks done (in order) and their counts. */
+export interface CollectProgress {
+  tasksDone: number;
+  counts: CollectCounts;
 }
 
 export interface CollectCounts {
@@ -107,17 +132,19 @@ export async function collectTrajectories(options: CollectOptions): Promise<Coll
   const filter = options.filter ?? [{ type: "correct" }];
   const { samples, maxKept } = sampleQuota(options);
   const tools = worldToolsFor(noise > 0 ? { noise: uniformNoise(noise) } : {});
-  const counts: CollectCounts = {
-    tasks: options.tasks.length,
-    episodes: 0,
-    kept: 0,
-    rejected: 0,
-    rejections: {},
-    tasksWithKept: 0,
-  };
+  const counts: CollectCounts = structuredClone(
+    options.countsDone ?? {
+      tasks: options.tasks.length,
+      episodes: 0,
+      kept: 0,
+      rejected: 0,
+      rejections: {},
+      tasksWithKept: 0,
+    },
+  );
   const total = options.tasks.length * samples;
   const chunk = Math.max(1, options.chunkTasks ?? 256);
-  for (let start = 0; start < options.tasks.length; start += chunk) {
+  for (let start = options.tasksDone ?? 0; start < options.tasks.length; start += chunk) {
     const tasks = options.tasks.slice(start, start + chunk);
     const episodes = tasks.flatMap((task) =>
       Array.from({ length: samples }, (_, sample) => ({
@@ -144,7 +171,10 @@ export async function collectTrajectories(options: CollectOptions): Promise<Coll
       ...trajectory,
       info: { ...trajectory.info, source: "collect", noise },
     }));
-    await options.onKept?.(kept);
+    await options.onKept?.(kept, {
+      tasksDone: Math.min(options.tasks.length, start + chunk),
+      counts: structuredClone(counts),
+    });
     options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
   }
   return counts;
@@ -165,13 +195,21 @@ export interface CollectDatasetOptions {
   maxKeptPerTask?: number;
   budgets?: Partial<EpisodeBudgets>;
   batchSize?: number;
-  /** Dataset directory to create (`runs/<id>`); default `<runsRoot>/dataset-<date>`. */
+  /** Tasks per committed chunk (default 256): a kill loses at most one chunk's episodes. */
+  chunkTasks?: number;
+  /**
+   * Dataset directory (`runs/<id>`); default a new `<runsRoot>/dataset-<date>`. An existing one
+   * that an interrupted collection with the same settings left is continued.
+   */
   out?: string;
   runsRoot?: string;
   parentId?: string;
   onProgress?: CollectOptions["onProgress"];
   signal?: AbortSignal;
 }
+
+/** State key of a collection's progress (tasks done and counts, committed with each chunk). */
+export const COLLECT_PROGRESS_STATE_KEY = "collect/progress";
 
 export interface CollectDatasetResult extends CollectCounts {
   directory: string;
@@ -201,13 +239,26 @@ export async function collectDataset(options: CollectDatasetOptions): Promise<Co
     maxKeptPerTask: options.maxKeptPerTask ?? 1,
     ...(options.budgets ? { budgets: options.budgets } : {}),
   };
-  const { directory, store, run } = createDatasetDirectory({
-    source: "collect",
-    out: options.out,
-    runsRoot: options.runsRoot,
-    config: provenance,
-    parentId: options.parentId,
-  });
+  const { directory, store, run } =
+    (options.out && reopenCollection(options.out, { source: "collect", ...provenance })) ||
+    createDatasetDirectory({
+      source: "collect",
+      out: options.out,
+      runsRoot: options.runsRoot,
+      config: provenance,
+      parentId: options.parentId,
+    });
+  if (run.status === "completed") {
+    store.close();
+    await policy.close?.();
+    return {
+      directory,
+      runId: run.id,
+      provenance: { source: "collect", ...provenance },
+      ...(run.summary as unknown as CollectCounts),
+    };
+  }
+  const done = store.getState<CollectProgress>(run.id, COLLECT_PROGRESS_STATE_KEY);
   try {
     const tools = worldToolsFor(noise > 0 ? { noise: uniformNoise(noise) } : {});
     store.setToolSpecs(run.id, tools(tasks[0], options.seed).map(toolSpec));
@@ -221,8 +272,14 @@ export async function collectDataset(options: CollectDatasetOptions): Promise<Co
       maxKeptPerTask: options.maxKeptPerTask,
       budgets: options.budgets,
       batchSize: options.batchSize,
-      onKept: (kept) => {
-        store.addTrajectories(run.id, kept);
+      chunkTasks: options.chunkTasks,
+      tasksDone: done?.tasksDone,
+      countsDone: done?.counts,
+      onKept: (kept, progress) => {
+        store.transaction(() => {
+          store.addTrajectories(run.id, kept);
+          store.setState(run.id, COLLECT_PROGRESS_STATE_KEY, progress);
+        });
       },
       onProgress: options.onProgress,
       signal: options.signal,
@@ -230,10 +287,31 @@ export async function collectDataset(options: CollectDatasetOptions): Promise<Co
     store.finishRun(run.id, "completed", counts);
     return { directory, runId: run.id, provenance: { source: "collect", ...provenance }, ...counts };
   } catch (error) {
-    store.finishRun(run.id, "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error, options.signal);
     throw error;
   } finally {
     store.close();
     await policy.close?.();
+  }
+}
+
+/**
+ * The dataset directory `out` of an earlier collection with the same settings, reopened (its run
+ * marked running again unless it completed); null when `out` does not exist. A folder holding
+ * anything else is an error: a collection never mixes into another dataset.
+ */
+function reopenCollection(out: string, config: Record<string, unknown>): CreatedRunDirectory | null {
+  if (!existsSync(out)) return null;
+  const store = openRunDirectory(out);
+  try {
+    const run = directoryRun(store, out);
+    if (run.kind !== "dataset" || !isDeepStrictEqual(run.config, decodeJson(encodeJson(config))))
+      throw new Error(
+        `data collect: ${out} already holds a run with other settings; give a new --out (or the same settings to continue it)`,
+      );
+    return { directory: out, store, run: run.status === "completed" ? run : store.reopenRun(run.id) };
+  } catch (error) {
+    store.close();
+    throw error;
   }
 }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { EpisodeBudgets } from "../env/run-episodes.ts";
 import type { ResolvePolicyOptions } from "../policy/resolve.ts";
 import { writeJsonl } from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import type { Task } from "../types/task.ts";
 import { createDatasetDirectory } from "./dataset.ts";
 import { DEFAULT_MIX, type DifficultyMix, type SelectionResult, selectTasksFor } from "./select.ts";
@@ -116,7 +117,7 @@ export async function selectDataset(options: SelectDatasetOptions): Promise<Sele
       tasks,
     };
   } catch (error) {
-    store.finishRun(run.id, "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error);
     throw error;
   } finally {
     store.close();

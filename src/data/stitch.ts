@@ -23,6 +23,7 @@
  */
 import { renderAnswer, renderObservation, renderPrompt, renderToolCall } from "../env/protocol.ts";
 import { cachedWorld, worldToolsFor } from "../env/task-set.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import { toolSpec } from "../tools/index.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory, Turn } from "../types/trajectory.ts";
@@ -143,7 +144,7 @@ export function stitchDataset(options: StitchDatasetOptions): StitchDatasetResul
     store.finishRun(run.id, "completed", summary);
     return { directory, runId: run.id, ...summary, provenance: { source: "stitch", ...provenance } };
   } catch (error) {
-    store.finishRun(run.id, "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error);
     throw error;
   } finally {
     store.close();

@@ -100,6 +100,9 @@ export async function runEpisodes(options: RunEpisodesOptions): Promise<Trajecto
 
   admit();
   while (live.size > 0) {
+    // Scripted policies and tools can answer in microtasks only: without a turn of the event loop
+    // per step, a whole run would pass before a signal handler (Ctrl-C, SIGTERM) or a timer runs.
+    await new Promise((resolve) => setImmediate(resolve));
     if (options.signal?.aborted) throw new Error("runEpisodes: aborted");
     const entries = [...live.entries()];
     for (const [, episode] of entries) {

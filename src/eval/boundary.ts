@@ -4,7 +4,7 @@
  *
  * For each pair (A, B), in the order the runs are given:
  * - the leader at k = 1 and the **crossover k**: the smallest k at which the other curve reaches
- *   the leader's (`crossoverK`: B ≥ A), or null when it never does on the grid. The seed's claim is
+ *   the leader's (`crossoverK`: B ≥ A), or null when it never does on the grid. The article's claim is
  *   that the base model (behind at k = 1) reaches the RL model at large k.
  * - **solvable sets at k = n**: the tasks a run solves at least once in its n samples (c > 0), the
  *   tasks only one of the two solves, and whether one set lies inside the other (the paper: RL's

@@ -9,7 +9,12 @@ import { hashString } from "../core/random.ts";
 import { directoryRun, episodeKey, openRunDirectory, type RunStatus, type Store } from "../store/index.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
-import { EVAL_TASKS_STATE_KEY, EVAL_TOKENIZER_STATE_KEY, type EvalConfig } from "./run-eval.ts";
+import {
+  EVAL_TASKS_STATE_KEY,
+  EVAL_TOKENIZER_STATE_KEY,
+  type EvalConfig,
+  type EvalTaskSource,
+} from "./run-eval.ts";
 import { countByTask, type TaskCount } from "./task-counts.ts";
 import type { TokenizerInfo } from "./tokenizer-fingerprint.ts";
 
@@ -42,6 +47,22 @@ export function readEvalRunConfig(directory: string): { runId: string; config: E
     const { run, config, tasks } = evalRunOf(store, directory);
     return { runId: run.id, config, tasks };
   });
+}
+
+/**
+ * The task source a resumed eval draws from, rebuilt from what the run recorded (the inverse of
+ * `taskSourceConfig`): world tasks by their recipe, given tasks from the stored list.
+ */
+export function recordedTaskSource(recorded: EvalConfig["tasks"], tasks: readonly Task[]): EvalTaskSource {
+  return recorded.type === "world"
+    ? {
+        type: "world",
+        split: recorded.split,
+        count: recorded.count,
+        seed: recorded.seed,
+        ...(recorded.family ? { family: recorded.family } : {}),
+      }
+    : { type: "given", tasks, ...(recorded.name !== null ? { name: recorded.name } : {}) };
 }
 
 function evalRunOf(store: Store, directory: string) {

@@ -156,7 +156,7 @@ function valueAt(curve: PassAtKCurve, k: number): number | undefined {
 /**
  * The smallest k (among the k values both curves share) at which curve B reaches curve A
  * (B ≥ A), given that B starts below A at k = 1; null when B is not below at k = 1 or never
- * catches up. With A = the RL model and B = the base model this is the seed's crossover point.
+ * catches up. With A = the RL model and B = the base model this is the article's crossover point.
  */
 export function crossoverK(curveA: PassAtKCurve, curveB: PassAtKCurve): number | null {
   const a1 = valueAt(curveA, 1);

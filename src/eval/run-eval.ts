@@ -30,12 +30,14 @@ import {
   DEFAULT_RUNS_ROOT,
   directoryRun,
   episodeKey,
+  isAbandonedRunDirectory,
   isRunDirectory,
   openRunDirectory,
   openStore,
   type RunRecord,
   type Store,
 } from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import { createCodeTool } from "../tools/code.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
 import { createPythonTool } from "../tools/python.ts";
@@ -371,7 +373,11 @@ export function openEvalRun(
   }
   const root = options.runsRoot ?? DEFAULT_RUNS_ROOT;
   const existing = options.resume ?? (options.runId ? join(root, options.runId) : undefined);
-  if (existing !== undefined && (options.resume !== undefined || existsSync(existing))) {
+  // A folder a kill left before its run existed is created anew (createRunDirectory takes it over).
+  if (
+    existing !== undefined &&
+    (options.resume !== undefined || (existsSync(existing) && !isAbandonedRunDirectory(existing)))
+  ) {
     if (!isRunDirectory(existing)) throw new Error(`cannot resume ${existing}: it is not a run directory`);
     const store = openRunDirectory(existing);
     try {
@@ -382,9 +388,10 @@ export function openEvalRun(
       if (differences.length > 0) {
         throw new Error(`cannot resume ${existing}: its config differs (${differences.join("; ")})`);
       }
-      const storedTasks = store.getState<Task[]>(run.id, EVAL_TASKS_STATE_KEY) ?? [];
-      const storedIds = storedTasks.map((task) => task.id).join("\n");
-      if (storedIds !== tasks.map((task) => task.id).join("\n")) {
+      // No task list yet: killed right after the run was created; `evaluate` writes it.
+      const storedTasks = store.getState<Task[]>(run.id, EVAL_TASKS_STATE_KEY);
+      const storedIds = storedTasks?.map((task) => task.id).join("\n");
+      if (storedTasks && storedIds !== tasks.map((task) => task.id).join("\n")) {
         throw new Error(`cannot resume ${existing}: its task list differs from the one asked for`);
       }
       if (run.status !== "running") run = store.reopenRun(run.id);
@@ -437,10 +444,12 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   }
   try {
     if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) {
-      store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
-      store.setToolSpecs(run.id, tools(tasks[0], config.seed).map(toolSpec));
-      if (policy.tokenizer)
-        store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(policy.tokenizer));
+      store.transaction(() => {
+        store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+        store.setToolSpecs(run.id, tools(tasks[0], config.seed).map(toolSpec));
+        if (policy.tokenizer)
+          store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(policy.tokenizer));
+      });
     }
     const stored = store.episodeKeys(run.id);
     const pending: EpisodeSpec[] = [];
@@ -493,8 +502,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       episodes: { resumed, sampled: pending.length },
     });
   } catch (error) {
-    const aborted = options.signal?.aborted ?? false;
-    store.finishRun(run.id, aborted ? "interrupted" : "failed", { error: String(error) });
+    finishRunAfterError(store, run.id, error, options.signal);
     throw error;
   } finally {
     store.close();

@@ -2,6 +2,11 @@
  * The gateway's open episodes: the calls recorded so far, posted rewards, a failure, and an abort
  * controller that ends in-flight upstream calls when the episode is finished (an agent that timed
  * out must not keep sampling). Episode ids are opaque strings chosen by whoever opens the episode.
+ *
+ * State is bounded: an episode holds at most `EpisodeLimits.maxCalls` calls and `maxBytes` of
+ * recorded requests and responses (`admit` refuses the next call with the limit named), and an
+ * episode idle for `ttlMs` is handed back by `expired` for the gateway to end it (an agent that
+ * crashed before `/end` would otherwise keep its calls in memory for good).
  */
 import { hashString, mixSeeds } from "../core/random.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
@@ -15,6 +20,17 @@ export interface EpisodeMeta {
   seed?: number;
 }
 
+export interface EpisodeLimits {
+  /** Milliseconds an episode may go without a call or a reward before it is ended. */
+  ttlMs: number;
+  /** Calls one episode may record. */
+  maxCalls: number;
+  /** Bytes of recorded requests and responses one episode may hold (JSON text). */
+  maxBytes: number;
+}
+
+export const EPISODE_LIMITS: EpisodeLimits = { ttlMs: 3_600_000, maxCalls: 4096, maxBytes: 256 << 20 };
+
 export class EpisodeLog {
   readonly id: string;
   readonly meta: EpisodeMeta;
@@ -25,6 +41,10 @@ export class EpisodeLog {
   inFlight = 0;
   reward: PostedReward = {};
   error: string | null = null;
+  /** `Date.now()` of the last call or reward. */
+  lastActive = Date.now();
+  /** JSON bytes of the calls recorded so far. */
+  bytes = 0;
 
   constructor(id: string, meta: EpisodeMeta = {}) {
     this.id = id;
@@ -57,6 +77,13 @@ export class EpisodeRegistry {
     return episode;
   }
 
+  /** The episodes idle for longer than `ttlMs` at `now` (none with a call in flight). */
+  expired(now: number, ttlMs: number): EpisodeLog[] {
+    return [...this.episodes.values()].filter(
+      (episode) => episode.inFlight === 0 && now - episode.lastActive > ttlMs,
+    );
+  }
+
   get(id: string): EpisodeLog | undefined {
     return this.episodes.get(id);
   }
@@ -75,4 +102,18 @@ export class EpisodeRegistry {
   get size(): number {
     return this.episodes.size;
   }
+}
+
+/** Why an episode may not record one more call (or null): the limit named, and how to change it. */
+export function limitReached(episode: EpisodeLog, limits: EpisodeLimits): string | null {
+  if (episode.calls.length >= limits.maxCalls)
+    return `episode ${episode.id} has made ${episode.calls.length} calls, the limit (maxEpisodeCalls, --max-episode-calls); end it and start a new episode`;
+  if (episode.bytes >= limits.maxBytes)
+    return `episode ${episode.id} holds ${episode.bytes} bytes of calls, the limit (maxEpisodeBytes, --max-episode-bytes); end it and start a new episode`;
+  return null;
+}
+
+/** The JSON size of a recorded call's request and response, what an episode holds per call. */
+export function callBytes(call: { request: unknown; response: unknown }): number {
+  return JSON.stringify(call.request).length + JSON.stringify(call.response ?? null).length;
 }

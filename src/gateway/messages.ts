@@ -35,8 +35,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isDeepStrictEqual } from "node:util";
-import { sendJson, sha256 } from "../serve/http.ts";
-import { RequestError } from "../serve/request.ts";
+import { sendJson, sha256 } from "../http/json.ts";
+import { RequestError } from "../http/request-error.ts";
 
 type ChatMessage = Record<string, unknown>;
 

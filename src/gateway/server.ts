@@ -23,17 +23,29 @@
  * (trajectory.ts) handed to `onEpisode`. A 2xx answer that is not a valid completion is recorded as
  * an error, answered 502, and ends the episode as `policy-error`.
  *
- * Safety: 127.0.0.1 by default; another address needs a token (or `allowRemote`); the token is
- * compared in constant time; request bodies over `maxBodyBytes` get 413; the upstream key lives in
- * the upstream's headers only, never in a record.
+ * Safety: the door checks of src/http/boundary.ts (Host, Origin, application/json, timeouts);
+ * 127.0.0.1 by default; another address needs a token (or `allowRemote`); the token is compared in
+ * constant time; request bodies over `maxBodyBytes` get 413; the upstream key lives in the
+ * upstream's headers only, never in a record. Episodes are bounded (episodes.ts): an episode idle
+ * for `episodeTtlMs` is ended as failed (and handed to `onEpisode` like any other), and one past
+ * `maxEpisodeCalls` calls or `maxEpisodeBytes` is refused further calls with a 413.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { checkBind, HostPolicy } from "../http/boundary.ts";
+import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
+import { RequestError } from "../http/request-error.ts";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
-import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
-import { RequestError } from "../serve/request.ts";
+import type { Failure } from "../types/failure.ts";
 import { parseCompletion } from "./completion.ts";
-import { type EpisodeLog, type EpisodeMeta, EpisodeRegistry } from "./episodes.ts";
+import {
+  callBytes,
+  EPISODE_LIMITS,
+  type EpisodeLog,
+  type EpisodeMeta,
+  EpisodeRegistry,
+  limitReached,
+} from "./episodes.ts";
 import {
   apiKeyAuthorized,
   chatToMessage,
@@ -65,8 +77,16 @@ export interface GatewayOptions {
   port?: number;
   token?: string;
   allowRemote?: boolean;
+  /** Host names answered besides loopback and the bound address (`--allow-host`). */
+  allowHosts?: readonly string[];
   /** Largest request body (default 4 MiB). */
   maxBodyBytes?: number;
+  /** Milliseconds an episode may stay idle before it is ended as failed (default 1 hour). */
+  episodeTtlMs?: number;
+  /** Calls one episode may make (default 4096). */
+  maxEpisodeCalls?: number;
+  /** Bytes of requests and responses one episode may hold (default 256 MiB). */
+  maxEpisodeBytes?: number;
   onCall?: (call: GatewayCall) => void;
   onEpisode?: (episode: BuiltEpisode) => void;
   log?: (line: string) => void;
@@ -75,6 +95,8 @@ export interface GatewayOptions {
 export interface FinishOptions {
   finalAnswer: string | null;
   error?: string;
+  /** The failure's class, when it is known (an expired episode: its agent never ended it). */
+  failure?: Failure;
 }
 
 export interface Gateway {
@@ -91,16 +113,16 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
-
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  if (!LOOPBACK.has(host)) {
-    if (!options.token && !options.allowRemote)
-      throw new Error(`refusing to listen on ${host} without a token (set one, or allow it explicitly)`);
-    if (!options.token) log(`WARNING: gateway on ${host} WITHOUT authentication`);
-  }
+  const warning = checkBind("agentrl gateway", host, { token: options.token, insecure: options.allowRemote });
+  if (warning) log(warning);
+  const limits = {
+    ttlMs: options.episodeTtlMs ?? EPISODE_LIMITS.ttlMs,
+    maxCalls: options.maxEpisodeCalls ?? EPISODE_LIMITS.maxCalls,
+    maxBytes: options.maxEpisodeBytes ?? EPISODE_LIMITS.maxBytes,
+  };
   const { upstream } = options;
   const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 4 << 20;
@@ -125,6 +147,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...(error ? { error } : {}),
       reward: episode.reward,
     });
+    if (finishOptions.failure) built.trajectory.failure = finishOptions.failure;
     stats.prefixBreaks += built.prefixBreaks;
     stats.episodes++;
     options.onEpisode?.(built);
@@ -133,6 +156,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const record = (episode: EpisodeLog, call: GatewayCall) => {
     episode.calls.push(call);
+    episode.bytes += callBytes(call);
+    episode.lastActive = Date.now();
     stats.calls++;
     if (call.error) stats.failedCalls++;
     try {
@@ -155,6 +180,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   ): Promise<Record<string, unknown> | null> => {
     if (!Array.isArray(asked.messages) || asked.messages.length === 0)
       throw new RequestError(400, "messages: expected a non-empty array", "messages");
+    const limit = limitReached(episode, limits);
+    if (limit) {
+      episode.error ??= limit;
+      throw new RequestError(413, limit, null, "episode_limit");
+    }
     const seq = episode.nextSeq++;
     const stream = res !== null && asked.stream === true;
     const request: Record<string, unknown> = {
@@ -316,6 +346,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       const named = req.headers[TASK_ID_HEADER];
       if (episode.meta.taskId === undefined && typeof named === "string" && named.length <= 500)
         episode.meta.taskId = named;
+      episode.lastActive = Date.now();
       return episode;
     };
     if (rest === "/v1/models") {
@@ -394,11 +425,31 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
   };
 
-  const server = createJsonServer(withAnthropicErrors(handle, log), "agentrl gateway", log);
-  // Agents' HTTP clients pool connections; a server that drops idle sockets sooner than they do
-  // (Node's default is 5 s, shorter than one embedded decode can block the loop) resets calls.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  const server = createJsonServer(withAnthropicErrors(handle, log), {
+    label: "agentrl gateway",
+    log,
+    hosts: new HostPolicy(host, options.allowHosts),
+  });
+  // Episodes left without `/end` are ended (and recorded) once idle past their TTL.
+  const sweep = setInterval(
+    () => {
+      for (const episode of registry.expired(Date.now(), limits.ttlMs)) {
+        const message = `episode expired: no call, reward or /end for ${limits.ttlMs / 1000} s (episodeTtlMs, --episode-ttl)`;
+        try {
+          finish(episode.id, {
+            finalAnswer: null,
+            error: message,
+            failure: { class: "agent", code: "episode-expired", message },
+          });
+        } catch (error) {
+          // A timer has no caller to throw to: said, not swallowed.
+          log(`agentrl gateway: ending expired episode ${episode.id} failed: ${(error as Error).message}`);
+        }
+      }
+    },
+    Math.max(10, Math.min(limits.ttlMs / 4, 60_000)),
+  );
+  sweep.unref();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => {
@@ -419,6 +470,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     finishEpisode: finish,
     async close() {
+      clearInterval(sweep);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

@@ -10,17 +10,20 @@
  *   agentrl client (client.ts) restores statuses and noise labels from it; other hosts ignore it.
  * - stdio: one server on stdin/stdout (nothing else may write to stdout).
  * - Streamable HTTP, stateless: every POST to `/mcp` gets a fresh protocol server over the same tool
- *   objects (so the seeded noise stream runs on across requests, in arrival order). It binds
- *   127.0.0.1 by default; with a token every request needs `Authorization: Bearer <token>`; on a
- *   loopback address the Host header must be a loopback name (DNS-rebinding protection).
+ *   objects (so the seeded noise stream runs on across requests, in arrival order). The door
+ *   checks of src/http/boundary.ts apply (Host, Origin, application/json, timeouts; refusals in the
+ *   JSON-RPC error shape); it binds 127.0.0.1 by default, another address only with a token (or
+ *   `allowRemote`); with a token every request needs `Authorization: Bearer <token>`.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { z } from "zod";
+import { applyTimeouts, checkBind, HostPolicy } from "../http/boundary.ts";
+import { authorized, readJson, sha256 } from "../http/json.ts";
+import { RequestError } from "../http/request-error.ts";
 import { callTool } from "../tools/index.ts";
 import type { AnyTool, ToolResult } from "../types/tool.ts";
 import { RESULT_META_KEY } from "./client.ts";
@@ -93,25 +96,14 @@ export interface HttpServeOptions extends ServeOptions {
   port?: number;
   /** Bearer token every request must carry (default: none). */
   token?: string;
+  /** Allow a non-loopback host without a token (warns). */
+  allowRemote?: boolean;
+  /** Host names answered besides loopback and the bound address (`--allow-host`). */
+  allowHosts?: readonly string[];
+  /** Warnings (default: stderr). */
+  log?: (line: string) => void;
   /** Largest request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
-}
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
-
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
-}
-
-function authorized(header: string | undefined, token: string): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
-  return match !== null && timingSafeEqual(digest(match[1].trim()), digest(token));
-}
-
-function hostName(header: string | undefined): string {
-  if (!header) return "";
-  if (header.startsWith("[")) return header.slice(0, header.indexOf("]") + 1);
-  return header.split(":")[0];
 }
 
 function reject(
@@ -124,35 +116,29 @@ function reject(
   response.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
-async function readBody(request: IncomingMessage, limit: number): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new Error("request body too large");
-    chunks.push(chunk as Buffer);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-}
-
 /** Serves `tools` over Streamable HTTP at `http://host:port/mcp`. */
 export async function serveHttp(
   tools: readonly AnyTool[],
   options: HttpServeOptions = {},
 ): Promise<RunningServer> {
   const host = options.host ?? "127.0.0.1";
-  const token = options.token;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const warning = checkBind("agentrl mcp", host, { token: options.token, insecure: options.allowRemote });
+  if (warning) log(warning);
+  const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
-  const loopback = LOOPBACK.has(host);
+  const hosts = new HostPolicy(host, options.allowHosts);
   const http = createServer(async (request, response) => {
     try {
-      if (token && !authorized(request.headers.authorization, token)) {
+      const refused = hosts.refusal(request.headers);
+      if (refused) {
+        request.resume();
+        return reject(response, refused.status, refused.message);
+      }
+      if (tokenDigest && !authorized(request.headers.authorization, tokenDigest)) {
         return reject(response, 401, "Unauthorized: a bearer token is required", {
           "www-authenticate": "Bearer",
         });
-      }
-      if (loopback && !LOOPBACK.has(hostName(request.headers.host))) {
-        return reject(response, 403, "Forbidden: unexpected Host header");
       }
       if (new URL(request.url ?? "/", "http://localhost").pathname !== "/mcp") {
         return reject(response, 404, "Not found: the MCP endpoint is /mcp");
@@ -164,9 +150,10 @@ export async function serveHttp(
       }
       let body: unknown;
       try {
-        body = await readBody(request, maxBody);
+        body = await readJson(request, maxBody);
       } catch (error) {
-        return reject(response, 400, `Bad request: ${(error as Error).message}`);
+        if (!(error instanceof RequestError)) throw error;
+        return reject(response, error.status, error.message);
       }
       const server = createToolServer(tools, options);
       const transport = new StreamableHTTPServerTransport({
@@ -183,6 +170,7 @@ export async function serveHttp(
       if (!response.headersSent) reject(response, 500, `Internal error: ${(error as Error).message}`);
     }
   });
+  applyTimeouts(http);
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(options.port ?? 8765, host, () => resolve());

@@ -1,6 +1,6 @@
 /**
  * The dependency graph of an orchestration task and the five MASBench axes measured on it
- * (MAS-Orchestra, arXiv:2601.14652; ../shared/notes/papers.md §4).
+ * (MAS-Orchestra, arXiv:2601.14652, its section 4 on the benchmark's axes).
  *
  * Nodes are sub-tasks in topological order (every dependency has a smaller id); the last node is
  * the answer. A `lookup` reads one attribute of an entity: of a named entity when it has no
@@ -41,10 +41,6 @@ export interface OrchestraGraph {
 }
 
 export type AxisValues = Record<Axis, number>;
-
-export function answerNode(graph: OrchestraGraph): OrchestraNode {
-  return graph.nodes[graph.nodes.length - 1];
-}
 
 /** Throws unless nodes are numbered 0…n-1 in topological order with valid dependencies. */
 export function validateGraph(graph: OrchestraGraph): void {

@@ -28,6 +28,8 @@ export interface OrchestraPretrainOptions {
   store: Store;
   runId: string;
   onProgress?: (progress: { step: number; steps: number; loss: number; tokensPerSecond: number }) => void;
+  /** Ctrl-C / SIGTERM: a checkpoint is saved and the call throws (see `pretrain`). */
+  signal?: AbortSignal;
 }
 
 export async function pretrainOrchestrator(options: OrchestraPretrainOptions): Promise<PretrainResult> {

@@ -4,7 +4,7 @@
  * guessing without tools, vague queries, arithmetic slips, giving up after a tool error) run
  * through the real episode loop with noisy tools, on training worlds only. Some templates are
  * never demonstrated (`withheld`, by default `sum3`: arithmetic over three facts), so the base
- * model cannot sample them and the seed's claim "RL cannot create what the base never samples" is
+ * model cannot sample them and the article's claim "RL cannot create what the base never samples" is
  * measurable. Every episode is kept, right or wrong: the corpus is broad, not curated.
  *
  * The mix is part of the model card written next to each checkpoint.

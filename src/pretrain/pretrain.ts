@@ -50,6 +50,8 @@ export interface PretrainOptions {
   store: Store;
   runId: string;
   onProgress?: (progress: PretrainProgress) => void;
+  /** Ctrl-C / SIGTERM: the step in flight finishes, a checkpoint is saved, and the call throws. */
+  signal?: AbortSignal;
   /**
    * Another corpus than `config.mix` (an orchestrator's episodes): its vocabulary (words beyond the
    * tokenizer's fixed prefix) and its episode batches. `config.mix` is then only a label.
@@ -163,7 +165,20 @@ export async function pretrain(options: PretrainOptions): Promise<PretrainResult
       tokensPerSecond: tokensSinceStart / seconds,
     });
     if (state.step % config.checkpointEvery === 0 || state.step === lastStep) await save();
+    else if (options.signal?.aborted) await save();
+    if (options.signal?.aborted && state.step < lastStep) {
+      disposeTree(state.params);
+      disposeTree(state.opt as never);
+      trainer.dispose();
+      throw new Error(
+        `pretrain: aborted at step ${state.step}; the checkpoint in ${checkpointDir} resumes it`,
+      );
+    }
   }
+
+  // Resumed after the last step (a kill between its checkpoint and the end): its loss is stored.
+  if (Number.isNaN(loss))
+    loss = store.metrics(runId, "loss/train").find((point) => point.step === state.step)?.value ?? Number.NaN;
 
   // ---- the finished base --------------------------------------------------------------------------
   const outDir = join(config.out, config.name);

@@ -122,7 +122,7 @@ test("group difference of independent samples", () => {
   assert.equal(groupDifference([], [1]), null);
 });
 
-test("the margin calls a claim against the seed when the interval rules out an effect that large", () => {
+test("the margin calls a claim against the article when the interval rules out an effect that large", () => {
   const small = { mean: 0.01, interval: { lower: -0.02, upper: 0.04 }, tasks: 40 };
   assert.equal(positiveStatus(small), "inconclusive");
   assert.equal(positiveStatus(small, 0.05), "not reproduced");

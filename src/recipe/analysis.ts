@@ -39,7 +39,7 @@ export interface Verdict {
   cause?: string;
   /** For an inconclusive claim with a seed-level estimate: the seeds × tasks that would call it (`seedsToDecide`). */
   decide?: { seeds: number; tasks: number; tasksAtSameSeeds: number } | null;
-  /** Why a claim came out against the seed, from its own numbers (shown with an example trajectory). */
+  /** Why a claim came out against the article, from its own numbers (shown with an example trajectory). */
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
   exampleStage?: string;
@@ -292,7 +292,9 @@ export function formatDifference(difference: PairedDifference | null, label = "�
 /**
  * Difference of two proportions measured on `tasks` tasks each (b − a), with a normal interval
  * that counts tasks, not samples, as the independent units (conservative: samples of one task are
- * correlated). For curves that keep only the mean (the RL trainer's held-out tracking).
+ * correlated). For two rates whose per-task counts are not stored (a curve that keeps only its
+ * mean); no verdict uses it today, since every stage stores its per-task counts and the verdicts
+ * pair tasks (`pairedDifference`), which is tighter.
  */
 export function proportionDifference(a: number, b: number, tasks: number): PairedDifference {
   const se = Math.sqrt((a * (1 - a) + b * (1 - b)) / Math.max(1, tasks));

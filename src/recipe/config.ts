@@ -4,18 +4,19 @@
  * object merged over a preset (nested objects merge field by field), and a bad field fails before
  * any work with its path, the problem and, for choices, the valid values.
  *
- *   quick    under a minute on 2 cores: every stage runs, at one seed, far too small to separate
- *            most curves (the report says so where it is the case); what the test suite runs (at
+ *   quick    a smoke run: every stage runs, at one seed, far too small to separate most curves
+ *            (the report says so where it is the case); what the test suite runs (at
  *            `--seeds 2`, to cover the seeds' stages).
- *   default  what `npm start` runs: every trained arm at 3 seeds within 6 minutes on 2 cores (by the
- *            stages' cost model, 1.5× the work of the single-seed default that took 4.0 min: the
- *            per-seed sizes were cut where a seed's replicate narrows the interval more, k = 16,
- *            30 SFT steps, 36 × 6 credit test samples); each difference called either way (paired
- *            evaluations, the margin, the two-level interval over seeds and tasks).
- *   full     the same experiments with larger evaluations and longer training (README: duration).
+ *   default  what `npm start` runs: every trained arm at 3 training seeds, sized to stay within 6
+ *            minutes on 2 cores (by the stages' cost model, 1.5× the work of the single-seed
+ *            default: the per-seed sizes were cut where a seed's replicate narrows the interval
+ *            more, k = 16, 30 SFT steps, 36 × 6 credit test samples); each difference called
+ *            either way (paired evaluations, the margin, the two-level interval over seeds and tasks).
+ *   full     the same experiments with larger evaluations and longer training.
+ * Measured durations have one home, docs/recipe.md.
  */
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readJsonFile } from "../core/config-file.ts";
 import { REWARD_PRESETS } from "../reward/index.ts";
 import { RL_ESTIMATORS } from "../rl/config.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
@@ -431,33 +432,10 @@ export function parseRecipeConfig(input: unknown = {}, preset?: RecipePreset, so
   return result.data;
 }
 
-/** Line and column (1-based) of a character offset in a text. */
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset).split("\n");
-  return { line: before.length, column: before[before.length - 1].length + 1 };
-}
-
 /**
  * A config file (`agentrl recipe --config <file>`) read, parsed and validated: an unreadable file,
  * invalid JSON (with its line and column) and every bad field are errors naming the file.
  */
 export function loadRecipeConfigFile(path: string, preset?: RecipePreset): RecipeConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new Error(`recipe config ${path}: cannot read the file (${(error as Error).message})`);
-  }
-  let input: unknown;
-  try {
-    input = JSON.parse(text);
-  } catch (error) {
-    const message = (error as Error).message.replace(/\s*\(line \d+ column \d+\)$/, "");
-    const offset = /at position (\d+)/.exec(message);
-    const at = offset ? lineColumn(text, Number(offset[1])) : null;
-    throw new Error(
-      `recipe config ${path}${at ? `:${at.line}:${at.column}` : ""}: not valid JSON (${message})`,
-    );
-  }
-  return parseRecipeConfig(input, preset, path);
+  return parseRecipeConfig(readJsonFile(path, "recipe config"), preset, path);
 }

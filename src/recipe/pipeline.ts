@@ -1,5 +1,5 @@
 /**
- * The seed's recipe as a plan of cached stages (stages.ts), on the embedded lab:
+ * The article's recipe as a plan of cached stages (stages.ts), on the embedded lab:
  *
  *   base evaluations (strong, weak) → model-aware task selection (the RL pool) → SFT data (real and
  *   stitched) → SFT (real, stitched) → the same RL from four starts (strong base, both SFT models,

@@ -160,8 +160,8 @@ test("the report renders in headless Chromium with every section and drawn plots
     assert.match(text, /stitched: CORRECT/);
     if (report.verdicts.some((v) => v.status === "not reproduced")) {
       assert.ok(
-        titles.includes("Claims the lab calls against the seed"),
-        "claims called against the seed have a section",
+        titles.includes("Claims the lab calls against the article"),
+        "claims called against the article have a section",
       );
     }
     assert.deepEqual(errors, []);

@@ -1,7 +1,7 @@
 /**
  * `runRecipe`: the whole recipe in one call: the plan of pipeline.ts through the stage cache, then
  * the report (report.ts): `report.html` (self-contained, inline SVG) and `report.json` (every
- * number) in the output folder.
+ * number) in the output folder, which it marks as its own (output-folder.ts).
  *
  *   const { report } = await runRecipe({ config: parseRecipeConfig({}, "quick"), out: "runs/recipe-quick" });
  */
@@ -9,10 +9,17 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { RecipeConfig } from "./config.ts";
+import { markRecipeOutput } from "./output-folder.ts";
 import { recipeStages } from "./pipeline.ts";
 import { buildReport, type RecipeReport } from "./report.ts";
 import { childProcessExecutor } from "./stage-child.ts";
-import { type RunStagesOptions, runStages, type StageOutcome } from "./stages.ts";
+import {
+  type RunStagesOptions,
+  runStages,
+  type StageOutcome,
+  type StageResults,
+  type StageSpec,
+} from "./stages.ts";
 
 export interface RunRecipeOptions {
   config: RecipeConfig;
@@ -39,11 +46,36 @@ export const REPORT_HTML = "report.html";
 export const RECIPE_STAGES_VERSION = 1;
 export const REPORT_JSON = "report.json";
 
-export async function runRecipe(options: RunRecipeOptions): Promise<RecipeRun> {
-  const started = performance.now();
+/**
+ * The stages `names` and every stage they read (transitively), in plan order: part of a recipe run,
+ * through the same cache (`agentrl recipe --stages`). Unknown names are an error listing the stages.
+ */
+export function recipeStagesFor(config: RecipeConfig, names: readonly string[]): StageSpec[] {
+  const plan = recipeStages(config);
+  const byName = new Map(plan.map((stage) => [stage.name, stage]));
+  const unknown = names.filter((name) => !byName.has(name));
+  if (unknown.length > 0)
+    throw new Error(
+      `recipe: no stage ${unknown.join(", ")}; stages: ${plan.map((stage) => stage.name).join(", ")}`,
+    );
+  const wanted = new Set<string>();
+  const add = (name: string) => {
+    if (wanted.has(name)) return;
+    wanted.add(name);
+    for (const dependency of byName.get(name)?.after ?? []) add(dependency);
+  };
+  for (const name of names) add(name);
+  return plan.filter((stage) => wanted.has(stage.name));
+}
+
+/** Runs `stages` of the recipe in `out` through the stage cache (no report). */
+export async function runRecipeStages(
+  options: RunRecipeOptions & { stages?: readonly StageSpec[] },
+): Promise<{ results: StageResults; outcomes: StageOutcome[] }> {
   mkdirSync(options.out, { recursive: true });
+  markRecipeOutput(options.out, options.config.preset);
   const execute = options.inProcess ? undefined : childProcessExecutor(options.config);
-  const { results, outcomes } = await runStages(recipeStages(options.config), {
+  return runStages(options.stages ?? recipeStages(options.config), {
     root: options.out,
     version: RECIPE_STAGES_VERSION,
     execute,
@@ -53,6 +85,11 @@ export async function runRecipe(options: RunRecipeOptions): Promise<RecipeRun> {
     onStage: options.onStage,
     signal: options.signal,
   }).finally(() => execute?.close());
+}
+
+export async function runRecipe(options: RunRecipeOptions): Promise<RecipeRun> {
+  const started = performance.now();
+  const { results, outcomes } = await runRecipeStages(options);
   const seconds = (performance.now() - started) / 1000;
   const { report, html } = await buildReport({
     config: options.config,

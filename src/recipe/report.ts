@@ -1,5 +1,5 @@
 /**
- * The recipe report: one section per experiment of the seed, each built by its own module in
+ * The recipe report: one section per experiment of the article, each built by its own module in
  * experiments/ (its numbers, its verdicts computed from them by analysis.ts, its plots, tables and
  * example trajectories); this file assembles them with the summary, the stages and the config,
  * and writes `report.json` holding every number the page shows.
@@ -85,14 +85,14 @@ const EXPERIMENTS: readonly ((context: ReportContext) => Promise<ExperimentRepor
 ];
 
 /**
- * The claims called against the seed, each explained from its own numbers and shown with one
+ * The claims called against the article, each explained from its own numbers and shown with one
  * example trajectory of the RL stage that illustrates it (null when no claim was).
  */
 function againstSection(verdicts: readonly Verdict[], context: ReportContext): Section | null {
   const against = verdicts.filter((v) => v.status === "not reproduced");
   if (against.length === 0) return null;
   return {
-    title: "Claims the lab calls against the seed",
+    title: "Claims the lab calls against the article",
     blocks: against.flatMap((v): Block[] => [
       {
         type: "paragraph",
@@ -195,7 +195,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
       ...verdictFigure,
       {
         type: "paragraph",
-        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many seeds × tasks would call it; a claim called against the seed carries the cause its runs' numbers show.`,
+        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many seeds × tasks would call it; a claim called against the article carries the cause its runs' numbers show.`,
       },
       {
         type: "paragraph",
@@ -236,7 +236,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     experiments,
   };
   const html = renderPage({
-    title: "agentrl: the seed's recipe on the embedded lab",
+    title: "agentrl: the article's recipe on the embedded lab",
     subtitle: `${config.preset} preset · training seeds ${seeds.join(", ")} · ${report.createdAt}`,
     sections: [summary, ...(against ? [against] : []), ...sections, stagesSection],
   });

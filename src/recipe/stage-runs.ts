@@ -19,6 +19,7 @@ import { trainRl } from "../rl/train.ts";
 import { parseSftConfig, type SftConfig } from "../sft/config.ts";
 import { trainSft } from "../sft/train.ts";
 import { openRunDirectory, type Store } from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import type { RunKind } from "../store/types.ts";
 import type { Task } from "../types/task.ts";
 import type { StageContext } from "./stages.ts";
@@ -121,9 +122,7 @@ async function inStageRun<C extends object, R extends object, T>(
     run.store.finishRun(run.runId, "completed", result);
     return value;
   } catch (error) {
-    run.store.finishRun(run.runId, context.signal?.aborted ? "interrupted" : "failed", {
-      error: String(error),
-    });
+    finishRunAfterError(run.store, run.runId, error, context.signal);
     throw error;
   } finally {
     run.store.close();

@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { lineChart } from "../report/plots.ts";
 import type { RewardSpec } from "../reward/index.ts";
 import { createRunDirectory } from "../store/index.ts";
+import { finishRunAfterError } from "../store/run-failure.ts";
 import type { TaskFamily } from "../types/task.ts";
 import type { BoundaryPoint } from "./boundary-tracker.ts";
 import { parseRlConfig, type RlConfig } from "./config.ts";
@@ -203,7 +204,7 @@ export async function trainCreditAssignmentEstimator(
     writeFileSync(curveFile, `${JSON.stringify(curve, null, 2)}\n`);
     return curve;
   } catch (error) {
-    store.finishRun(run.id, "failed", { error: (error as Error).message });
+    finishRunAfterError(store, run.id, error);
     throw error;
   } finally {
     store.close();

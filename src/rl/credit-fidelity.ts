@@ -8,7 +8,7 @@
  * training run.
  *
  * Also here: the per-episode policy-gradient weight Σ_p A_p² (p over policy tokens), whose growth
- * with the chain length is the seed's second hard problem (see `gradientWeight`).
+ * with the chain length is the article's second hard problem (see `gradientWeights`).
  *
  * E=episodes of the batch; p=policy tokens of an episode; t=turns.
  */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { rolloutTasks } from "../env/task-set.ts";
-import { readTaskFile, taskSamplerFor, worldSampler } from "./tasks.ts";
+import { readTaskList, taskSamplerFor, worldSampler } from "./tasks.ts";
 
 const tasks = rolloutTasks({ split: "train", count: 6, seed: 4, family: "lookup" });
 const ids = tasks.map((task) => task.id);
@@ -22,7 +22,7 @@ test("task files: tasks.jsonl of data select, a JSON list of ids, one id per lin
   const lines = join(dir, "ids.txt");
   writeFileSync(lines, `# selected\n${ids.join("\n")}\n`);
   for (const file of [jsonl, list, lines]) {
-    const read = readTaskFile(file);
+    const read = readTaskList(file);
     assert.deepEqual(
       read.map((task) => task.id),
       ids,
@@ -34,9 +34,14 @@ test("task files: tasks.jsonl of data select, a JSON list of ids, one id per lin
       file,
     );
   }
+  // data select's rows come back whole (through the task-file reader's row conversion)
+  assert.deepEqual(
+    readTaskList(jsonl),
+    tasks.map((task) => ({ ...task, metadata: { ...task.metadata, passRate: 0.5 } })),
+  );
   const bad = join(dir, "bad.json");
   writeFileSync(bad, JSON.stringify([42]));
-  assert.throws(() => readTaskFile(bad), /entry 0 is neither a task id nor a task/);
+  assert.throws(() => readTaskList(bad), /entry 0 is neither a task id nor a task/);
 });
 
 test("draws are a function of (seed, step, round): distinct within a draw, reproducible", () => {

@@ -5,8 +5,10 @@
  * draws exactly the tasks an uninterrupted one would have: no cursor to save.
  */
 import { readFileSync } from "node:fs";
+import { basename, extname } from "node:path";
 import { createRng, mixSeeds } from "../core/random.ts";
 import { rolloutTasks } from "../env/task-set.ts";
+import { rowToTask } from "../tasks/index.ts";
 import type { Task, TaskFamily } from "../types/task.ts";
 import { taskFromId } from "../world/index.ts";
 
@@ -17,29 +19,34 @@ export interface TaskSampler {
   readonly description: string;
 }
 
-/** Reads a task file: JSONL of Tasks (or `{ id }`), a JSON list of ids or Tasks, or one id per line. */
-export function readTaskFile(path: string): Task[] {
+/**
+ * Reads an RL run's task list (`--tasks`): the tasks.jsonl `agentrl data select` writes (task rows,
+ * read by the task-file reader's own row conversion, `rowToTask`), a JSON list of world task ids
+ * or rows, or one world task id per line (`#` comments). A row with an id but no question is that
+ * world task.
+ */
+export function readTaskList(path: string): Task[] {
   const text = readFileSync(path, "utf8");
-  const fromEntry = (entry: unknown, where: string): Task => {
+  const stem = basename(path, extname(path));
+  const fromEntry = (entry: unknown, position: number, where: string): Task => {
     if (typeof entry === "string") return taskFromId(entry);
     if (entry && typeof entry === "object" && typeof (entry as Task).id === "string") {
-      const task = entry as Task;
-      return typeof task.question === "string" && typeof task.answer === "string"
-        ? task
-        : taskFromId(task.id);
+      return typeof (entry as Task).question === "string"
+        ? rowToTask(entry, { stem, position, where: `${path} ${where}` })
+        : taskFromId((entry as Task).id);
     }
     throw new Error(`${path}: ${where} is neither a task id nor a task`);
   };
   const trimmed = text.trim();
   if (trimmed.startsWith("[")) {
     const list = JSON.parse(trimmed) as unknown[];
-    return list.map((entry, i) => fromEntry(entry, `entry ${i}`));
+    return list.map((entry, i) => fromEntry(entry, i + 1, `entry ${i}`));
   }
   return trimmed
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line !== "" && !line.startsWith("#"))
-    .map((line, i) => fromEntry(line.startsWith("{") ? JSON.parse(line) : line, `line ${i + 1}`));
+    .map((line, i) => fromEntry(line.startsWith("{") ? JSON.parse(line) : line, i + 1, `line ${i + 1}`));
 }
 
 /** Draws from a fixed pool: uniformly without replacement within a draw (with replacement past the pool). */
@@ -112,7 +119,7 @@ export function taskSamplerFor(options: {
     );
   }
   if (options.taskFile) {
-    const tasks = readTaskFile(options.taskFile);
+    const tasks = readTaskList(options.taskFile);
     return listSampler(tasks, options.seed, `${tasks.length} tasks of ${options.taskFile}`);
   }
   return worldSampler(options.families, options.perWorld, options.seed);

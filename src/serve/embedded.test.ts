@@ -75,7 +75,18 @@ test("served embedded model: the same token ids and log-probs as in process", as
   }
 
   const local = await make({ temperature: 1, topP: 0.95 }).act(contexts);
-  const server = await startChatServer({ loadPolicy: make, model: "tiny", port: 0, log: () => {} });
+  // The server holds one model, loaded with its defaults (top_p 1): the request's top_p 0.95 is
+  // applied per context, and must sample exactly what a model built with 0.95 samples.
+  let loads = 0;
+  const server = await startChatServer({
+    loadPolicy: (sampling) => {
+      loads++;
+      return make(sampling);
+    },
+    model: "tiny",
+    port: 0,
+    log: () => {},
+  });
   try {
     const remote = createOpenAiPolicy({ baseURL: server.url, model: "tiny", topP: 0.95, logprobs: true });
     const served = await remote.act(chatContexts);
@@ -91,6 +102,11 @@ test("served embedded model: the same token ids and log-probs as in process", as
       local.some((step) => step.tokenIds.length > 3),
       "non-trivial turns were sampled",
     );
+    const greedy = createOpenAiPolicy({ baseURL: server.url, model: "tiny", temperature: 0, logprobs: true });
+    const [first, second] = await greedy.act(chatContexts.slice(0, 2));
+    const [localFirst, localSecond] = await make({ temperature: 0, topP: 1 }).act(contexts.slice(0, 2));
+    assert.deepEqual([first.tokenIds, second.tokenIds], [localFirst.tokenIds, localSecond.tokenIds]);
+    assert.equal(loads, 1, "two sampling settings, one checkpoint load");
   } finally {
     await server.close();
   }

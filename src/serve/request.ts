@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import { ANSWER_TAG } from "../env/protocol.ts";
+import { RequestError } from "../http/request-error.ts";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 /** Message content: a string or text parts (images and audio are not supported). */
@@ -83,22 +84,7 @@ export type ChatRequest = z.infer<typeof chatRequestSchema>;
 export type ChatMessage = ChatRequest["messages"][number];
 export type ChatTool = NonNullable<ChatRequest["tools"]>[number];
 
-/** A request error: HTTP status, message and the offending field. */
-export class RequestError extends Error {
-  readonly status: number;
-  readonly param: string | null;
-  readonly type: string;
-  readonly code: string | null;
-  constructor(status: number, message: string, param: string | null = null, code: string | null = null) {
-    super(message);
-    this.name = "RequestError";
-    this.status = status;
-    this.param = param;
-    this.code = code;
-    this.type =
-      status === 401 ? "authentication_error" : status >= 500 ? "server_error" : "invalid_request_error";
-  }
-}
+export { RequestError };
 
 /** `["messages", 2, "tool_call_id"]` → `messages[2].tool_call_id`. */
 export function formatPath(path: readonly PropertyKey[]): string {

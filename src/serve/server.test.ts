@@ -367,6 +367,7 @@ test("bad requests: 400 with an OpenAI-style error naming the field", async () =
       );
       const huge = await fetch(`${server.url}/chat/completions`, {
         method: "POST",
+        headers: { "content-type": "application/json" },
         body: "x".repeat(2 << 20),
       });
       assert.equal(huge.status, 413);
@@ -523,7 +524,7 @@ test("streaming: the whole turn in one chunk, read by the official client", asyn
 test("startup: refuses a non-loopback address without a token, and a chat-protocol policy", async () => {
   await assert.rejects(
     startChatServer({ loadPolicy: () => createMockPolicy(() => ""), model: "m", host: "0.0.0.0", port: 0 }),
-    /refusing to serve on 0\.0\.0\.0 without a token/,
+    /refusing to listen on 0\.0\.0\.0 without a token/,
   );
   await assert.rejects(
     startChatServer({

@@ -7,8 +7,9 @@
  *                               completion.ts (the turn → tool_calls or content)
  *   GET  /v1/models, /v1/models/<model>, GET /health (no auth)
  *
- * Sampling: `temperature`/`top_p` select the policy instance (`loadPolicy` is called once per
- * distinct pair and cached, at most `maxPolicies`). `n` samples are n contexts with seeds
+ * Sampling: the policy is loaded once (`loadPolicy` with the default settings); each request's
+ * `temperature`/`top_p` travel with its contexts (`PolicyContext.sampling`), so one checkpoint is
+ * held in memory whatever the settings clients send. `n` samples are n contexts with seeds
  * `seed, mix(seed, 1), …, mix(seed, n-1)` in one batch, so sample 0 of a request with `seed: s` is
  * exactly the in-process episode with seed s. Without `seed` a random one is drawn per request.
  * `stream: true` is answered as server-sent events, but each choice comes whole in one chunk
@@ -16,21 +17,24 @@
  * `return_token_ids` the response carries `prompt_token_ids` (the exact context ids the policy was
  * fed; on the first chunk when streaming) beside each choice's `token_ids`.
  *
- * Safety: binds 127.0.0.1 by default and refuses another address without a bearer token unless
- * `allowRemote` is set (then it warns). The token is compared in constant time. Bodies over
- * `maxBodyBytes` get 413. Errors are OpenAI-style JSON `{ error: { message, type, param, code } }`.
+ * Safety: the door checks of src/http/boundary.ts (loopback or `allowHosts` Host and Origin, JSON
+ * bodies as application/json, timeouts); 127.0.0.1 by default, another address only with a bearer
+ * token unless `allowRemote`. The token is compared in constant time. Bodies over `maxBodyBytes`
+ * get 413. Errors are OpenAI-style JSON `{ error: { message, type, param, code } }`.
  */
 import { randomBytes, randomInt } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mixSeeds } from "../core/random.ts";
+import { checkBind, HostPolicy } from "../http/boundary.ts";
+import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import type { Policy, PolicyStep } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
 import { type ActBatcher, createActBatcher } from "./batcher.ts";
 import { choiceFromStep } from "./completion.ts";
 import { buildContexts, episodeFromMessages, toolSpecsFromRequest } from "./context.ts";
-import { authorized, createJsonServer, readJson, sendJson, sendStream, sha256 } from "./http.ts";
+import { sendStream } from "./http.ts";
 import { parseChatRequest, RequestError } from "./request.ts";
 
 export interface SamplingSettings {
@@ -49,7 +53,10 @@ export interface TaskRequest {
 }
 
 export interface ChatServerOptions {
-  /** The policy for given sampling settings (text protocol); called once per distinct setting. */
+  /**
+   * The policy (text protocol), loaded once with the default sampling settings; a request's own
+   * settings are passed per context.
+   */
   loadPolicy: (sampling: SamplingSettings) => Policy | Promise<Policy>;
   /** Model name clients must send (and `/v1/models` lists). */
   model: string;
@@ -61,6 +68,13 @@ export interface ChatServerOptions {
   token?: string;
   /** Allow a non-loopback host without a token (warns). */
   allowRemote?: boolean;
+  /** Host names answered besides loopback and the bound address (`--allow-host`). */
+  allowHosts?: readonly string[];
+  /**
+   * Apply each request's temperature/top_p (default true). False: the policy samples with its own
+   * settings whatever a request asks (RL's live policy, whose samples must match what it scores).
+   */
+  requestSampling?: boolean;
   /** Values for requests that omit them (temperature 1, top_p 1, max_tokens 32). */
   defaults?: Partial<SamplingSettings & { maxTokens: number }>;
   /** Largest request body (default 1 MiB). */
@@ -71,8 +85,6 @@ export interface ChatServerOptions {
   maxN?: number;
   /** Largest `max_tokens` (default 4096). */
   maxTokens?: number;
-  /** Distinct sampling settings kept loaded (default 8). */
-  maxPolicies?: number;
   /**
    * The task of a request, for policies that need more than the question (the scripted expert
    * follows the gold plan). Default: a task with the question, the system prompt and no answer.
@@ -102,32 +114,13 @@ export const SERVE_DEFAULTS = {
   maxBatch: 64,
   maxN: 64,
   maxTokensLimit: 4096,
-  maxPolicies: 8,
 } as const;
-
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
-
-interface PolicyEntry {
-  policy: Policy;
-  batcher: ActBatcher;
-}
 
 export async function startChatServer(options: ChatServerOptions): Promise<ChatServer> {
   const host = options.host ?? SERVE_DEFAULTS.host;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  if (!LOOPBACK.has(host)) {
-    if (!options.token && !options.allowRemote) {
-      throw new Error(
-        `refusing to serve on ${host} without a token: anyone who can reach it could use the model; ` +
-          "set a token, or allow it explicitly (--insecure)",
-      );
-    }
-    log(
-      options.token
-        ? `WARNING: serving on ${host} over plain HTTP: the bearer token travels unencrypted (put a TLS proxy in front)`
-        : `WARNING: serving on ${host} WITHOUT authentication: anyone who can reach this address can use the model`,
-    );
-  }
+  const warning = checkBind("agentrl serve", host, { token: options.token, insecure: options.allowRemote });
+  if (warning) log(warning);
   const defaults = {
     temperature: options.defaults?.temperature ?? SERVE_DEFAULTS.temperature,
     topP: options.defaults?.topP ?? SERVE_DEFAULTS.topP,
@@ -139,48 +132,19 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
   };
   const maxBody = options.maxBodyBytes ?? SERVE_DEFAULTS.maxBodyBytes;
   const maxBatch = options.maxBatch ?? SERVE_DEFAULTS.maxBatch;
-  const maxPolicies = Math.max(1, options.maxPolicies ?? SERVE_DEFAULTS.maxPolicies);
   const tokenDigest = options.token ? sha256(options.token) : null;
   const created = Math.floor(Date.now() / 1000);
   const stats = { requests: 0, actCalls: 0 };
 
-  // ---- policies, one per sampling setting (LRU) ----
-  const entries = new Map<string, Promise<PolicyEntry>>();
-  const keyOf = (s: SamplingSettings) => `${s.temperature}/${s.topP}`;
-  const defaultKey = keyOf(defaults);
-  const policyFor = (sampling: SamplingSettings): Promise<PolicyEntry> => {
-    const key = keyOf(sampling);
-    let entry = entries.get(key);
-    if (entry) {
-      entries.delete(key);
-      entries.set(key, entry);
-      return entry;
-    }
-    entry = Promise.resolve(options.loadPolicy(sampling)).then((policy) => {
-      if (policy.protocol !== "text") {
-        throw new Error(
-          `policy ${policy.id} speaks the ${policy.protocol} protocol; agentrl serve needs a text-protocol policy`,
-        );
-      }
-      return { policy, batcher: createActBatcher(policy, maxBatch, () => stats.actCalls++) };
-    });
-    entries.set(key, entry);
-    entry.catch(() => entries.delete(key));
-    void evict();
-    return entry;
-  };
-  const evict = async () => {
-    for (const [key, pending] of entries) {
-      if (entries.size <= maxPolicies) return;
-      if (key === defaultKey) continue;
-      const entry = await pending.catch(() => null);
-      if (entry?.batcher.busy) continue;
-      entries.delete(key);
-      await entry?.policy.close?.();
-    }
-  };
-  // Load the default policy now: a bad checkpoint or a chat policy fails at startup, not on a request.
-  await policyFor(defaults);
+  // ---- the policy, loaded once: a bad checkpoint or a chat policy fails at startup ----
+  const policy = await options.loadPolicy({ temperature: defaults.temperature, topP: defaults.topP });
+  if (policy.protocol !== "text") {
+    await policy.close?.();
+    throw new Error(
+      `policy ${policy.id} speaks the ${policy.protocol} protocol; agentrl serve needs a text-protocol policy`,
+    );
+  }
+  const batcher: ActBatcher = createActBatcher(policy, maxBatch, () => stats.actCalls++);
 
   // ---- routes ----
   const completions = async (body: unknown, taskHeader: string | undefined, res: ServerResponse) => {
@@ -196,10 +160,10 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     const allTools = toolSpecsFromRequest(request.tools);
     const tools = request.tool_choice === "none" ? [] : allTools;
     const episode = episodeFromMessages(request.messages, allTools);
-    const { policy, batcher } = await policyFor({
+    const sampling = {
       temperature: request.temperature ?? defaults.temperature,
       topP: request.top_p ?? defaults.topP,
-    });
+    };
     const id = `chatcmpl-${randomBytes(12).toString("hex")}`;
     const seed = request.seed ?? randomInt(2 ** 31 - 1);
     const n = request.n ?? 1;
@@ -225,7 +189,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       seeds: Array.from({ length: n }, (_, i) => (i === 0 ? seed : mixSeeds(seed, i))),
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? defaults.maxTokens,
       episodeIdPrefix: id,
-    });
+    }).map((context) => (options.requestSampling === false ? context : { ...context, sampling }));
     let steps: PolicyStep[];
     try {
       steps = await batcher.act(contexts);
@@ -329,7 +293,11 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
   };
 
-  const server = createJsonServer(handle, "agentrl serve", log);
+  const server = createJsonServer(handle, {
+    label: "agentrl serve",
+    log,
+    hosts: new HostPolicy(host, options.allowHosts),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? SERVE_DEFAULTS.port, host, () => {
@@ -350,9 +318,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
-      const loaded = await Promise.all([...entries.values()].map((entry) => entry.catch(() => null)));
-      entries.clear();
-      await Promise.all(loaded.map((entry) => entry?.policy.close?.()));
+      await policy.close?.();
     },
   };
 }

@@ -198,6 +198,9 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
     }
   }
   if (startStep >= config.steps) heldoutLoss = await evaluateHeldout();
+  // Resumed after the last step (a kill between its checkpoint and the end): its loss is stored.
+  if (Number.isNaN(loss))
+    loss = store.metrics(runId, "loss/train").find((point) => point.step === state.step)?.value ?? Number.NaN;
 
   // ---- the fine-tuned model ---------------------------------------------------------------------
   const result: SftResult = {

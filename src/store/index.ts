@@ -35,6 +35,7 @@ export {
   createRunDirectory,
   DEFAULT_RUNS_ROOT,
   directoryRun,
+  isAbandonedRunDirectory,
   isRunDirectory,
   listRunDirectories,
   openOrCreateRunDirectory,
@@ -42,8 +43,10 @@ export {
   runStorePath,
   STORE_FILE,
 } from "./run-directory.ts";
+export { failureStatus, finishRunAfterError } from "./run-failure.ts";
 export { defaultRunId } from "./runs.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
+export { createRunDirectoryStaged } from "./staged-run-directory.ts";
 export { openStore, Store, type StoreOptions, TOOL_SPECS_STATE_KEY } from "./store.ts";
 export { episodeKey } from "./trajectories.ts";
 export { assertTrajectory } from "./trajectory-schema.ts";

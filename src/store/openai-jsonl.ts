@@ -105,45 +105,31 @@ export interface ImportSummary {
 }
 
 /**
- * Adds every line of `path` to the run (key: the trajectory id, so re-importing a file is a no-op).
- * A malformed line throws a `JsonlError` naming the line; the lines before it stay imported (in
- * batches of `batchSize` per transaction), so fixing the line and importing again completes it.
+ * Adds every line of `path` to the run (key: the trajectory id, so re-importing a file is a no-op),
+ * all or nothing: every line is read and checked first, then the trajectories and tool specs are
+ * written in one transaction. A malformed line throws a `JsonlError` naming the line, with nothing
+ * written; a kill during the write leaves the run as it was.
  */
-export async function importOpenAiJsonl(
-  store: Store,
-  runId: string,
-  path: string,
-  options: { batchSize?: number } = {},
-): Promise<ImportSummary> {
+export async function importOpenAiJsonl(store: Store, runId: string, path: string): Promise<ImportSummary> {
   store.requireRun(runId);
-  const batchSize = options.batchSize ?? 256;
   const summary: ImportSummary = { lines: 0, imported: 0, duplicates: 0, lossless: 0, tools: 0 };
   const tools = new Map((store.toolSpecs(runId) ?? []).map((tool) => [tool.name, tool]));
-  let batch: Trajectory[] = [];
-  const flush = () => {
-    const added = store.addTrajectories(runId, batch);
-    summary.imported += added;
-    summary.duplicates += batch.length - added;
-    batch = [];
-  };
-  const saveTools = () => {
-    if (tools.size > 0) store.setToolSpecs(runId, [...tools.values()]);
-    summary.tools = tools.size;
-  };
+  const trajectories: Trajectory[] = [];
   for await (const row of readJsonl(path)) {
     summary.lines++;
     try {
-      batch.push(chatToTrajectory(row.value));
+      trajectories.push(chatToTrajectory(row.value));
       for (const tool of chatLineTools(row.value)) if (!tools.has(tool.name)) tools.set(tool.name, tool);
     } catch (error) {
-      flush();
-      saveTools();
       throw new JsonlError(path, row.line, (error as Error).message);
     }
     if ((row.value as { agentrl?: unknown }).agentrl !== undefined) summary.lossless++;
-    if (batch.length >= batchSize) flush();
   }
-  flush();
-  saveTools();
+  store.transaction(() => {
+    summary.imported = store.addTrajectories(runId, trajectories);
+    if (tools.size > 0) store.setToolSpecs(runId, [...tools.values()]);
+  });
+  summary.duplicates = trajectories.length - summary.imported;
+  summary.tools = tools.size;
   return summary;
 }

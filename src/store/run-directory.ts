@@ -38,7 +38,8 @@ export interface CreatedRunDirectory {
 /**
  * Creates `<root>/<id>/` with a fresh store holding the run `id`. Without an id, the default
  * `<kind>-<yyyymmdd>-<hhmmss>` gets `-2`, `-3`, ... until the folder is new; an explicit id whose
- * folder exists is an error (open it with `openRunDirectory` to resume).
+ * folder exists is an error (open it with `openRunDirectory` to resume), unless a creation killed
+ * before its run was written left it (empty, or a store without runs): then it is taken over.
  */
 export function createRunDirectory(
   options: CreateRunOptions & { root?: string },
@@ -53,6 +54,7 @@ export function createRunDirectory(
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (options.id !== undefined && isAbandonedRunDirectory(join(root, id))) break;
       if (options.id !== undefined) throw new Error(`run directory ${join(root, id)} already exists`);
       id = `${defaultRunId(options.kind)}-${n}`;
     }
@@ -70,6 +72,24 @@ export function createRunDirectory(
   } catch (error) {
     store.close();
     throw error;
+  }
+}
+
+/**
+ * A folder a killed `createRunDirectory` left before its run existed: empty, or holding only a store
+ * without runs. Two processes taking one over at once cannot both succeed: `createRun` of the same
+ * id in the same store fails for the second.
+ */
+export function isAbandonedRunDirectory(directory: string): boolean {
+  const entries = readdirSync(directory);
+  if (entries.length === 0) return true;
+  if (!entries.every((name) => name.startsWith(STORE_FILE))) return false;
+  if (!entries.includes(STORE_FILE)) return true;
+  const store = openStore(runStorePath(directory));
+  try {
+    return store.listRuns().length === 0;
+  } finally {
+    store.close();
   }
 }
 
@@ -106,10 +126,11 @@ export function directoryRun(store: Store, directory: string): RunRecord {
   );
 }
 
-/** Run directories under `root` (folders holding a store), sorted by name. */
+/** Run directories under `root` (folders holding a store, hidden ones aside), sorted by name. */
 export function listRunDirectories(root: string = DEFAULT_RUNS_ROOT): string[] {
   if (!existsSync(root)) return [];
   return readdirSync(root)
+    .filter((name) => !name.startsWith(".")) // staging folders of runs being built (staged-run-directory.ts)
     .map((name) => join(root, name))
     .filter((path) => statSync(path).isDirectory() && isRunDirectory(path))
     .sort();

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { createRunDirectory } from "./run-directory.ts";
 import { openStore } from "./store.ts";
 import { numberedTrajectory } from "./test-trajectories.ts";
 
@@ -87,3 +88,24 @@ for (const [batch, tokensPerTurn] of [
     }
   });
 }
+
+test("a run directory a killed creation left (empty, or a store without runs) is taken over by the same id", () => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-abandoned-"));
+  try {
+    mkdirSync(join(root, "empty"));
+    const fromEmpty = createRunDirectory({ root, id: "empty", kind: "eval" });
+    assert.equal(fromEmpty.run.id, "empty");
+    fromEmpty.store.close();
+    mkdirSync(join(root, "no-run"));
+    openStore(join(root, "no-run", "store.sqlite")).close();
+    const fromStore = createRunDirectory({ root, id: "no-run", kind: "eval" });
+    assert.equal(fromStore.store.listRuns().length, 1);
+    fromStore.store.close();
+    assert.throws(() => createRunDirectory({ root, id: "empty", kind: "eval" }), /already exists/);
+    mkdirSync(join(root, "mine"));
+    writeFileSync(join(root, "mine", "notes.txt"), "");
+    assert.throws(() => createRunDirectory({ root, id: "mine", kind: "eval" }), /already exists/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

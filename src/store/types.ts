@@ -2,7 +2,7 @@
 import type { Trajectory } from "../types/trajectory.ts";
 
 /** What a run does. A recipe run is the parent of its stage runs. */
-export const RUN_KINDS = ["rollout", "eval", "pretrain", "sft", "rl", "dataset", "recipe"] as const;
+export const RUN_KINDS = ["rollout", "eval", "pretrain", "sft", "rl", "dataset", "recipe", "doctor"] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
 /** `running` until `finishRun`; a run left `running` by a dead process is resumable. */

@@ -1,6 +1,6 @@
 /**
  * The noise wrapper: a tool that sometimes fails on purpose, with a seeded rate per failure mode.
- * The seed's claim that a policy must learn to cope with unreliable tools is measured with it, and
+ * The article's claim that a policy must learn to cope with unreliable tools is measured with it, and
  * credit assignment must tell the tool's failure from the policy's mistake, so every injected
  * result is labelled: `injected: true` and the status of its mode (`corrupted` keeps that status
  * although the policy sees plausible content).

@@ -37,6 +37,11 @@ export interface PolicyContext {
   seed: number;
   /** Most tokens the policy may generate in this turn. */
   maxTokens: number;
+  /**
+   * Sampling settings of this context, overriding the policy's own (`agentrl serve` takes them per
+   * request from one loaded model). Policies that do not sample ignore them.
+   */
+  sampling?: { temperature: number; topP: number };
 }
 
 /** A chat tool call as returned by an OpenAI-compatible server. */

@@ -14,9 +14,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Hono } from "hono";
+import type { HostPolicy } from "../http/boundary.ts";
 import { decodeJson } from "../store/index.ts";
 import type { Trajectory } from "../types/trajectory.ts";
-import { hostName, isLoopback, TOKEN_COOKIE, type TokenCheck } from "./access.ts";
+import { TOKEN_COOKIE, type TokenCheck } from "./access.ts";
 import { Assets } from "./assets.ts";
 import { episodeAdvantages } from "./episode-advantages.ts";
 import { episodeView, wireNumber } from "./episode-view.ts";
@@ -34,8 +35,8 @@ export interface DashboardAppOptions {
   catalog: RunCatalog;
   /** Required token, or undefined (loopback only). */
   token?: TokenCheck;
-  /** Answer only requests whose Host header is a loopback name (when bound to loopback). */
-  loopbackOnly: boolean;
+  /** Who may reach the dashboard (Host and Origin checks, src/http/boundary.ts). */
+  hosts: HostPolicy;
 }
 
 /** The page may run only its own scripts; vega compiles its chart expressions with `Function`. */
@@ -53,9 +54,8 @@ export function dashboardApp(options: DashboardAppOptions): Hono {
   const app = new Hono();
 
   app.use("*", async (c, next) => {
-    if (options.loopbackOnly && !isLoopback(hostName(c.req.header("host") ?? ""))) {
-      return c.text("this dashboard answers only on its loopback address", 403);
-    }
+    const refused = options.hosts.refusal({ host: c.req.header("host"), origin: c.req.header("origin") });
+    if (refused) return c.text(refused.message, refused.status);
     if (options.token) {
       const offered = c.req.query("token");
       if (offered !== undefined && c.req.method === "GET" && options.token.matches(offered)) {

@@ -5,10 +5,14 @@
  * agentrl, being created) is listed with its error instead of failing the listing; it is retried at
  * the next scan. Report pages (`report.html`) found on the way are listed so runs can link them.
  *
+ * Connections are keyed by the file's real path: `a/b.sqlite`, `a//b.sqlite`, `a/./b.sqlite` or a
+ * symlinked spelling of the same file share one handle (a client naming a store many ways must not
+ * open a handle per spelling).
+ *
  * A run is addressed by its key `<store path relative to the root>::<run id>`: run ids are unique
  * within a store only (a recipe's stages each have a store with their own runs).
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { openStore, type RunRecord, type Store } from "../store/index.ts";
 
@@ -49,6 +53,7 @@ export function parseRunKey(key: string): { file: string; runId: string } | null
 
 export class RunCatalog {
   readonly root: string;
+  /** Open connections by the real path of their file. */
   readonly #open = new Map<string, OpenStore>();
   #reports: string[] | null = null;
 
@@ -62,8 +67,9 @@ export class RunCatalog {
     const reports: string[] = [];
     this.#walk(this.root, 0, files, reports);
     const stores = files.sort().map((file) => this.#describe(file));
-    for (const path of this.#open.keys()) {
-      if (!files.includes(path)) this.#close(path);
+    const found = new Set(files.map((file) => realPath(resolve(this.root, file))));
+    for (const path of [...this.#open.keys()]) {
+      if (!found.has(path)) this.#close(path);
     }
     this.#reports = reports.sort();
     return { stores, reports: this.#reports };
@@ -124,7 +130,7 @@ export class RunCatalog {
       if (!store) return { file, error: "not found", runs: [] };
       return { file, error: null, runs: store.listRuns() };
     } catch (error) {
-      this.#close(file);
+      this.#close(realPath(resolve(this.root, file)));
       return { file, error: error instanceof Error ? error.message : String(error), runs: [] };
     }
   }
@@ -134,19 +140,21 @@ export class RunCatalog {
     const path = resolve(this.root, file);
     if (!path.startsWith(this.root + sep) || !path.endsWith(".sqlite")) return null;
     let identity: string;
+    let real: string;
     try {
-      const stat = statSync(path);
+      real = realpathSync(path);
+      const stat = statSync(real);
       identity = `${stat.dev}:${stat.ino}`;
     } catch {
-      this.#close(file);
+      this.#close(realPath(path));
       return null;
     }
-    const cached = this.#open.get(file);
+    const cached = this.#open.get(real);
     if (cached && cached.identity === identity) return cached.store;
-    if (cached) this.#close(file);
+    if (cached) this.#close(real);
     try {
-      const store = openStore(path, { readOnly: true });
-      this.#open.set(file, { store, identity });
+      const store = openStore(real, { readOnly: true });
+      this.#open.set(real, { store, identity });
       return store;
     } catch (error) {
       if (rethrow) throw error;
@@ -154,14 +162,28 @@ export class RunCatalog {
     }
   }
 
-  #close(file: string): void {
-    const cached = this.#open.get(file);
+  /** Connections open now (one per real file). */
+  get openCount(): number {
+    return this.#open.size;
+  }
+
+  #close(real: string): void {
+    const cached = this.#open.get(real);
     if (!cached) return;
-    this.#open.delete(file);
+    this.#open.delete(real);
     try {
       cached.store.close();
     } catch {
       // closing a connection to a vanished or broken file has nothing left to release
     }
+  }
+}
+
+/** The real path of a file, or the path itself when it cannot be resolved (gone, unreadable). */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }

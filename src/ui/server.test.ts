@@ -185,7 +185,10 @@ test("a token is required when set: bearer header, or the cookie that /?token= s
   } finally {
     await guarded.close();
   }
-  await assert.rejects(startDashboard({ runs: runs.root, host: "0.0.0.0", port: 0 }), /without --token/);
+  await assert.rejects(
+    startDashboard({ runs: runs.root, host: "0.0.0.0", port: 0 }),
+    /refusing to listen on 0\.0\.0\.0 without a token/,
+  );
   await assert.rejects(startDashboard({ runs: runs.root, port: 0, token: "short" }), /at least 8 characters/);
 });
 

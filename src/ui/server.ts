@@ -1,12 +1,16 @@
 /**
- * `startDashboard`: the dashboard app on a local HTTP server (@hono/node-server). It binds
- * 127.0.0.1 unless told otherwise; any other address needs a token, because the runs' configs and
- * trajectories would otherwise be readable by anyone who can reach it. The stores are opened
+ * `startDashboard`: the dashboard app on a local HTTP server (@hono/node-server), behind the door
+ * checks every server shares (src/http/boundary.ts). It binds 127.0.0.1 unless told otherwise; any
+ * other address needs a token (or `allowRemote`), because the runs' configs and trajectories would
+ * otherwise be readable by anyone who can reach it. The stores are opened
  * read-only and closed with the server.
  */
+
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { isLoopback, TokenCheck } from "./access.ts";
+import { applyTimeouts, checkBind, HostPolicy } from "../http/boundary.ts";
+import { TokenCheck } from "./access.ts";
 import { dashboardApp } from "./app.ts";
 import { RunCatalog } from "./run-catalog.ts";
 
@@ -18,8 +22,14 @@ export interface DashboardOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** Required on every request when set; mandatory off loopback. */
+  /** Required on every request when set; mandatory off loopback unless `allowRemote`. */
   token?: string;
+  /** Allow a non-loopback host without a token (warns). */
+  allowRemote?: boolean;
+  /** Host names answered besides loopback and the bound address (`--allow-host`). */
+  allowHosts?: readonly string[];
+  /** Warnings (default: stderr). */
+  log?: (line: string) => void;
 }
 
 export interface Dashboard {
@@ -31,20 +41,17 @@ export interface Dashboard {
 
 export async function startDashboard(options: DashboardOptions = {}): Promise<Dashboard> {
   const host = options.host ?? DASHBOARD_DEFAULTS.host;
-  const loopback = isLoopback(host);
-  if (!loopback && !options.token) {
-    throw new Error(
-      `refusing to serve the dashboard on ${host} without --token: anyone who can reach it could read every run`,
-    );
-  }
+  const warning = checkBind("agentrl ui", host, { token: options.token, insecure: options.allowRemote });
+  if (warning) (options.log ?? ((line: string) => process.stderr.write(`${line}\n`)))(warning);
   const token = options.token ? new TokenCheck(options.token) : undefined;
   const catalog = new RunCatalog(options.runs ?? DASHBOARD_DEFAULTS.runs);
-  const app = dashboardApp({ catalog, token, loopbackOnly: loopback });
+  const app = dashboardApp({ catalog, token, hosts: new HostPolicy(host, options.allowHosts) });
   const server = await new Promise<ReturnType<typeof serve>>((resolveServer, reject) => {
     const started = serve(
       { fetch: app.fetch, hostname: host, port: options.port ?? DASHBOARD_DEFAULTS.port },
       () => resolveServer(started),
     );
+    applyTimeouts(started as Server);
     started.once("error", reject);
   });
   const port = (server.address() as AddressInfo).port;

@@ -10,15 +10,17 @@
  *   → 200 { correct: boolean, score: 1 | 0, verifier, task_id }
  *   GET /health → { ok: true, verifiers: [...] }
  *
- * Binds 127.0.0.1 unless told otherwise; with a token every request needs
- * `Authorization: Bearer <token>`. Bad requests answer 400 naming the field and the valid values.
- * The answer is untrusted model text: the verifiers parse it with bounded parsers, and `code` runs
- * it in the Python sandbox only.
+ * The door checks of src/http/boundary.ts (Host, Origin, application/json, timeouts); binds
+ * 127.0.0.1 unless told otherwise, and another address only with a token (or `allowRemote`); with a
+ * token every request needs `Authorization: Bearer <token>`. Bad requests answer 400 naming the
+ * field and the valid values. The answer is untrusted model text: the verifiers parse it with
+ * bounded parsers, and `code` runs it in the Python sandbox only.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
-import { RequestError } from "../serve/request.ts";
+import { checkBind, HostPolicy } from "../http/boundary.ts";
+import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
+import { RequestError } from "../http/request-error.ts";
 import type { Task } from "../types/task.ts";
 import { checkAnswer } from "../world/index.ts";
 import { getVerifier, VERIFIER_NAMES, type Verifier } from "./index.ts";
@@ -38,6 +40,10 @@ export interface VerifyServeOptions {
   host?: string;
   port?: number;
   token?: string;
+  /** Allow a non-loopback host without a token (warns). */
+  allowRemote?: boolean;
+  /** Host names answered besides loopback and the bound address (`--allow-host`). */
+  allowHosts?: readonly string[];
   /** Verifier of requests that name none. */
   verifier: ServedVerifierName;
   /** Tasks a request may name by `task_id`. */
@@ -46,22 +52,12 @@ export interface VerifyServeOptions {
   log?: (line: string) => void;
 }
 
-export interface VerifyRequest {
-  answer: string | null;
-  task?: Task | string;
-  task_id?: string;
-  ground_truth?: string;
-  verifier?: string;
-}
-
 export interface VerifyResponse {
   correct: boolean;
   score: number;
   verifier: string;
   task_id: string | null;
 }
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
 function bad(message: string, param: string): RequestError {
   return new RequestError(400, message, param);
@@ -129,6 +125,8 @@ export async function serveVerify(options: VerifyServeOptions): Promise<RunningV
   const byId = new Map((options.tasks ?? []).map((task) => [task.id, task]));
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const log = options.log ?? ((line: string) => console.error(line));
+  const warning = checkBind("agentrl verify", host, { token: options.token, insecure: options.allowRemote });
+  if (warning) log(warning);
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (tokenDigest && !authorized(req.headers.authorization, tokenDigest))
       throw new RequestError(401, "a bearer token is required (Authorization: Bearer <token>)");
@@ -141,13 +139,15 @@ export async function serveVerify(options: VerifyServeOptions): Promise<RunningV
     if (req.method !== "POST") throw new RequestError(405, "POST /verify takes POST only");
     sendJson(res, 200, await verifyRequest(await readJson(req, maxBody), options, byId));
   };
-  const server = createJsonServer(handle, "agentrl verify", log);
+  const server = createJsonServer(handle, {
+    label: "agentrl verify",
+    log,
+    hosts: new HostPolicy(host, options.allowHosts),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 8301, host, () => resolve());
   });
-  if (!options.token && !LOOPBACK.has(host))
-    log(`agentrl verify: warning: serving on ${host} without a token; anyone who reaches it can use it`);
   const { port } = server.address() as AddressInfo;
   return {
     server,

@@ -25,9 +25,11 @@ import type { GatewayInfo } from "../gateway/trajectory.ts";
 import type { GatewayCall } from "../gateway/types.ts";
 import { createOpenAiPolicy } from "../policy/openai/policy.ts";
 import { type RewardSpec, scoreTrajectory, TURN_REWARD_TOTAL, withRewards } from "../reward/spec.ts";
+import { type Failure, infraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import { flattenTrajectory, type Trajectory, type Turn } from "../types/trajectory.ts";
+import { callFailure } from "./episode-failure.ts";
 
 /** Sampling settings of an episode (verl's `sampling_params`). */
 export interface EpisodeSampling {
@@ -84,6 +86,8 @@ export interface VerlEpisode {
   correct: boolean;
   end_reason: string;
   error: string | null;
+  /** Why the episode failed when it is not simply a wrong answer (episode-failure.ts); null otherwise. */
+  failure: Failure | null;
   truncated: boolean;
   metrics: {
     generate_sequences: number;
@@ -226,6 +230,7 @@ export async function runVerlEpisode(
   let rewardScore: number;
   let turnScores: number[];
   let extra: VerlEpisode["extra_fields"] = {};
+  let timedOut = false;
   if (setup.agent) {
     const key = input.key ?? `agent-${randomBytes(8).toString("hex")}`;
     const episode = await runAgentEpisode({
@@ -280,6 +285,7 @@ export async function runVerlEpisode(
     } catch (error) {
       failure = signal.aborted ? stopped() : `the episode failed: ${(error as Error).message}`;
     }
+    timedOut = signal.aborted && !input.signal?.aborted;
     const loopError =
       loop?.endReason === "policy-error"
         ? `${signal.aborted ? `${stopped()}: ` : ""}${String(loop.info?.error ?? "policy error")}`
@@ -328,6 +334,15 @@ export async function runVerlEpisode(
       : answered.length > 0 && !answered[0].promptTokenIds
         ? `the rollout server ${gateway.model} returned no token ids (it needs vLLM's return_token_ids): the response is empty`
         : null;
+  const noIds = answered.length > 0 && !answered[0].promptTokenIds;
+  const failure: Failure | null =
+    trajectory.failure ??
+    (trajectory.endReason === "policy-error"
+      ? (callFailure(calls) ??
+        infraFailure(timedOut ? "episode-timeout" : "episode-failed", error ?? "the episode failed"))
+      : noIds
+        ? infraFailure("no-token-ids", error ?? "no token ids")
+        : null);
   const output: VerlEpisode = {
     episode_id: gatewayInfo?.episodeId ?? trajectory.id,
     prompt_ids: sequence.promptIds,
@@ -341,6 +356,7 @@ export async function runVerlEpisode(
     correct: trajectory.correct,
     end_reason: trajectory.endReason,
     error,
+    failure,
     truncated,
     metrics: {
       generate_sequences: seconds(generate),
@@ -352,6 +368,7 @@ export async function runVerlEpisode(
   };
   const stored: Trajectory = {
     ...trajectory,
+    ...(failure ? { failure } : {}),
     id: input.key ?? trajectory.id,
     outcomeReward: rewardScore,
     info: {

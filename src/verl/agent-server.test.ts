@@ -11,12 +11,11 @@
  * episodes all come back, each once, and all are stored.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import openaiAgent from "../../examples/agents/openai.ts";
 import type { AgentFunction } from "../agents/types.ts";
@@ -27,11 +26,7 @@ import { createRunDirectory } from "../store/index.ts";
 import type { Task } from "../types/task.ts";
 import { checkAnswer } from "../world/index.ts";
 import { startAgentServer } from "./agent-server.ts";
-
-const PYTHON = process.env.AGENTRL_TEST_PYTHON ?? "python3";
-const STUB = resolve(import.meta.dirname, "testdata/verl-stub");
-const LOOP_DIR = resolve(import.meta.dirname, "python");
-const DRIVER = resolve(import.meta.dirname, "testdata/drive_agent_loop.py");
+import { runDriver } from "./testing.ts";
 
 interface RecordedCall {
   prompt: number[];
@@ -77,55 +72,7 @@ async function recordingProxy(
   return { server, address: `127.0.0.1:${(server.address() as AddressInfo).port}`, calls };
 }
 
-function runPython(input: unknown): Promise<{ outputs: PythonOutput[]; acquired: number; released: number }> {
-  return new Promise((done, fail) => {
-    const child = spawn(PYTHON, [DRIVER], {
-      env: { ...process.env, PYTHONPATH: `${STUB}:${LOOP_DIR}`, PYTHONDONTWRITEBYTECODE: "1" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("error", (error: NodeJS.ErrnoException) =>
-      fail(
-        error.code === "ENOENT"
-          ? new Error(
-              `${PYTHON} not found: this test runs verl's agent loop with Debian's python3 (apt-get install python3), or set AGENTRL_TEST_PYTHON`,
-            )
-          : error,
-      ),
-    );
-    child.on("close", (code) => {
-      if (code !== 0) return fail(new Error(`python driver exited ${code}:\n${stderr}`));
-      done(JSON.parse(stdout));
-    });
-    child.stdin.end(JSON.stringify(input));
-  });
-}
-
-interface PythonOutput {
-  prompt_ids: number[];
-  response_ids: number[];
-  response_mask: number[];
-  response_logprobs: number[] | null;
-  reward_score: number;
-  num_turns: number;
-  metrics: { generate_sequences: number; tool_calls: number };
-  extra_fields: {
-    turn_scores: number[];
-    turn_spans: [number, number][];
-    agentrl_episode_id: string;
-    agentrl_correct: boolean;
-    agentrl_end_reason: string;
-    agentrl_error: string | null;
-    reward_extra_info: { acc: number; agentrl_task_id: string };
-  };
-}
+const runPython = (input: unknown) => runDriver(input);
 
 function startsWith(ids: readonly number[], prefix: readonly number[]): boolean {
   return prefix.length <= ids.length && prefix.every((id, i) => ids[i] === id);
@@ -148,9 +95,15 @@ async function fixture() {
   const root = mkdtempSync(join(tmpdir(), "agentrl-agent-server-"));
   const { store, run } = createRunDirectory({ kind: "rollout", root, id: "verl", config: {} });
   const token = "agent-server-test-token";
+  // A port nothing listens on: the rollout server that is down (allowed, like the proxy).
+  const dead = createServer();
+  await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
+  const deadPort = (dead.address() as AddressInfo).port;
+  await new Promise((done) => dead.close(done));
   const server = await startAgentServer({
     port: 0,
     token,
+    upstreamAllow: [`http://${proxy.address}/v1`, `http://127.0.0.1:${deadPort}/v1`],
     // Short episodes keep the test quick; the checks do not depend on the length.
     budgets: { maxTurns: 4 },
     onEpisode: ({ trajectory }) => store.addTrajectory(run.id, trajectory, { key: trajectory.id }),
@@ -158,6 +111,7 @@ async function fixture() {
   });
   return {
     proxy,
+    deadPort,
     server,
     store,
     run,
@@ -180,7 +134,7 @@ after(async () => {
   await f.close();
 });
 
-test("verl's agent loop (python3, stub verl) gets the exact sampled ids, mask, log-probs and the verifier's reward; 100 concurrent episodes, none lost", async () => {
+test("verl's agent loop (python3, verl double) gets the exact sampled ids, mask, log-probs and the verifier's reward; 100 concurrent episodes, none lost", async () => {
   {
     const tasks = rolloutTasks({ split: "test", count: 25, seed: 5, family: "lookup" });
     // GRPO-like: each task 4 times, all 100 rows at once.
@@ -269,7 +223,11 @@ test("verl's agent loop (python3, stub verl) gets the exact sampled ids, mask, l
       assert.deepEqual(output.extra_fields.reward_extra_info, {
         acc: correct ? 1 : 0,
         agentrl_task_id: task.id,
+        agentrl_infra: 0,
+        agentrl_prefix_breaks: 0,
+        agentrl_truncated: 0,
       });
+      assert.equal(output.extra_fields.agentrl_failure_class, "");
       rewards.add(output.reward_score);
     });
     assert.ok(multiTurn > 20, `multi-turn episodes with observations exercised (${multiTurn})`);
@@ -325,11 +283,8 @@ test("the response is cut to response_length as verl cuts it, spans clipped; a p
   }
 });
 
-test("a rollout server that is down: the loop still returns a sample (prompt from raw_prompt, empty response, reward 0)", async () => {
-  const dead = createServer();
-  await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
-  const deadPort = (dead.address() as AddressInfo).port;
-  await new Promise((done) => dead.close(done));
+test("a rollout server that is down: a sample masked out as infra (prompt from raw_prompt, one masked pad token, reward 0)", async () => {
+  const { deadPort } = f;
   const tasks = rolloutTasks({ split: "test", count: 2, seed: 4 });
   const { outputs } = await runPython({
     loop_config: {
@@ -345,12 +300,21 @@ test("a rollout server that is down: the loop still returns a sample (prompt fro
     rows: tasks.map((task, i) => verlRow(task, i)),
   });
   outputs.forEach((output, i) => {
-    const stub = [...tasks[i].question].map((c) => c.codePointAt(0)! % 1000);
-    assert.deepEqual(output.prompt_ids, stub, "the prompt rendered by verl's tokenizer");
-    assert.deepEqual(output.response_ids, []);
-    assert.deepEqual(output.response_mask, []);
+    // The double's tokenizer: one id per character of its chat template.
+    const rendered = `<|im_start|>user\n${tasks[i].question}<|im_end|>\n<|im_start|>assistant\n`;
+    assert.deepEqual(
+      output.prompt_ids,
+      [...rendered].map((c) => c.codePointAt(0)!),
+      "the prompt rendered by verl's tokenizer",
+    );
+    assert.deepEqual(output.response_ids, [0], "one pad token");
+    assert.deepEqual(output.response_mask, [0], "masked: nothing of it trains");
+    assert.deepEqual(output.response_logprobs, [0]);
     assert.equal(output.reward_score, 0);
     assert.equal(output.extra_fields.agentrl_end_reason, "policy-error");
+    assert.equal(output.extra_fields.agentrl_failure_class, "infra");
+    assert.equal(output.extra_fields.agentrl_failure_code, "upstream-unreachable");
+    assert.equal(output.extra_fields.reward_extra_info.agentrl_infra, 1);
     assert.ok(output.extra_fields.agentrl_error);
   });
   // The agent-server itself down: retried, then an error naming it (an infrastructure failure).
@@ -377,6 +341,7 @@ test("--agent: a user's agent through the agent-server gets exact ids and the ve
   const server = await startAgentServer({
     port: 0,
     agent: openaiAgent as unknown as AgentFunction,
+    upstreamAllow: [`http://${f.proxy.address}/v1`],
     log: () => {},
   });
   try {
@@ -386,6 +351,7 @@ test("--agent: a user's agent through the agent-server gets exact ids and the ve
       tasks.map(async (task) => {
         const response = await fetch(`${server.url}/v1/episodes`, {
           method: "POST",
+          headers: { "content-type": "application/json" },
           body: JSON.stringify({
             task,
             upstream: { base_url: `http://${f.proxy.address}/v1` },
@@ -432,6 +398,7 @@ test("an upstream that never answers: the episode times out as a failed episode;
     concurrency: 1,
     maxQueue: 0,
     episodeTimeoutMs: 400,
+    upstreamAllow: [base_url],
     log: () => {},
   });
   try {
@@ -439,6 +406,7 @@ test("an upstream that never answers: the episode times out as a failed episode;
     const post = () =>
       fetch(`${server.url}/v1/episodes`, {
         method: "POST",
+        headers: { "content-type": "application/json" },
         body: JSON.stringify({ task, upstream: { base_url, model: "m" } }),
       });
     const first = post();
@@ -457,11 +425,17 @@ test("an upstream that never answers: the episode times out as a failed episode;
 });
 
 test("failures are data, bad requests are 400 naming the field, the token is required", async () => {
-  const server = await startAgentServer({ port: 0, token: "secret", log: () => {} });
   const dead = createServer();
   await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
   const deadPort = (dead.address() as AddressInfo).port;
   await new Promise((done) => dead.close(done));
+  const scripted = await resolveUpstream("expert");
+  const server = await startAgentServer({
+    port: 0,
+    token: "secret",
+    upstreamAllow: [`http://127.0.0.1:${deadPort}/v1`, "http://x/v1", scripted.baseURL],
+    log: () => {},
+  });
   try {
     const [task] = rolloutTasks({ split: "test", count: 1, seed: 1 });
     const post = (body: unknown, token = "secret") =>
@@ -479,6 +453,7 @@ test("failures are data, bad requests are 400 naming the field, the token is req
     const failed = await down.json();
     assert.equal(failed.end_reason, "policy-error");
     assert.equal(failed.reward_score, 0);
+    assert.deepEqual([failed.failure.class, failed.failure.code], ["infra", "upstream-unreachable"]);
     assert.match(failed.error, /ECONNREFUSED|could not be reached|fetch failed/i);
     // The same when even its model cannot be listed.
     const unlisted = await (
@@ -486,6 +461,7 @@ test("failures are data, bad requests are 400 naming the field, the token is req
     ).json();
     assert.equal(unlisted.end_reason, "policy-error");
     assert.equal(unlisted.reward_score, 0);
+    assert.deepEqual([unlisted.failure.class, unlisted.failure.code], ["infra", "upstream-unreachable"]);
 
     const bad = await post({ task, upstream: { base_url: "http://x/v1" }, sampling: { temperature: 7 } });
     assert.equal(bad.status, 400);
@@ -506,19 +482,16 @@ test("failures are data, bad requests are 400 naming the field, the token is req
     assert.equal(fileTask.status, 400);
     assert.match((await fileTask.json()).error.message, /--verifier/);
     // A rollout server without token ids (a scripted policy): said, never papered over with made-up ids.
-    const scripted = await resolveUpstream("expert");
-    try {
-      const plain = await (await post({ task, upstream: { base_url: scripted.baseURL } })).json();
-      assert.equal(plain.end_reason, "answer");
-      assert.deepEqual(plain.response_ids, []);
-      assert.match(plain.error, /returned no token ids/);
-    } finally {
-      await scripted.close?.();
-    }
+    const plain = await (await post({ task, upstream: { base_url: scripted.baseURL } })).json();
+    assert.equal(plain.end_reason, "answer");
+    assert.deepEqual(plain.response_ids, []);
+    assert.match(plain.error, /returned no token ids/);
+    assert.deepEqual([plain.failure.class, plain.failure.code], ["infra", "no-token-ids"]);
     const health = await (await fetch(`${server.url}/health`)).json();
     assert.equal(health.episodes, 3);
     assert.equal(health.failed, 2);
   } finally {
     await server.close();
+    await scripted.close?.();
   }
 });

@@ -8,27 +8,34 @@
  * Each distinct (rollout server, model, sampling setting) gets one in-process recording gateway
  * (src/gateway) in front of it, so every episode's calls are recorded with exact ids; the gateway's
  * upstream forces the request's temperature/top_p/top_k on every call (a user's agent cannot pick
- * its own). At most `concurrency` episodes run at once, at most `maxQueue` wait (more get 503);
- * each runs under `episodeTimeoutMs`. An episode's own failure (upstream error, timeout, malformed
+ * its own). At most `maxGateways` idle gateways are kept (least recently used closed first).
+ * A request may name its rollout server only within `upstreamAllow` (upstream-allow.ts; default:
+ * only `--upstream`'s): the agent-server would otherwise make requests wherever a client asks.
+ * At most `concurrency` episodes run at once, at most `maxQueue` wait (more get 503); each runs
+ * under `episodeTimeoutMs`. An episode's own failure (upstream error, timeout, malformed
  * tool calls) is answered 200 as a failed episode with reward 0; only a malformed request is a 400.
  *
- * Safety: 127.0.0.1 by default; another address needs a token (or `allowRemote`); the token is
- * compared in constant time; bodies over `maxBodyBytes` get 413.
+ * Safety: the door checks of src/http/boundary.ts (Host, Origin, application/json, timeouts);
+ * 127.0.0.1 by default; another address needs a token (or `allowRemote`); the token is compared
+ * in constant time; bodies over `maxBodyBytes` get 413.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { AgentFunction } from "../agents/types.ts";
+import { LruCache } from "../core/lru-cache.ts";
 import { DEFAULT_BUDGETS, type EpisodeBudgets } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
 import { startGateway } from "../gateway/server.ts";
 import type { GatewayCall } from "../gateway/types.ts";
-import { httpUpstream, type Upstream } from "../gateway/upstream.ts";
+import { httpUpstream, readLimited, type Upstream } from "../gateway/upstream.ts";
+import { checkBind, HostPolicy } from "../http/boundary.ts";
+import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
+import { RequestError } from "../http/request-error.ts";
 import { createSemaphore } from "../policy/openai/semaphore.ts";
 import { type RewardSpec, resolveRewardSpec } from "../reward/spec.ts";
-import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../serve/http.ts";
-import { RequestError } from "../serve/request.ts";
 import { uniformNoise } from "../tools/index.ts";
+import { type Failure, infraFailure } from "../types/failure.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import { getVerifier, type VerifierName } from "../verify/index.ts";
@@ -41,6 +48,8 @@ import {
   type VerlEpisode,
 } from "./agent-server-episode.ts";
 import { type EpisodeRequest, parseEpisodeRequest, requestTask } from "./agent-server-request.ts";
+import { statusFailure } from "./episode-failure.ts";
+import { UpstreamAllowlist } from "./upstream-allow.ts";
 
 export interface AgentServerOptions {
   /** Default 127.0.0.1. */
@@ -49,6 +58,15 @@ export interface AgentServerOptions {
   port?: number;
   token?: string;
   allowRemote?: boolean;
+  /** Host names answered besides loopback and the bound address (`--allow-host`). */
+  allowHosts?: readonly string[];
+  /**
+   * URL prefixes a request's `upstream.base_url` may name (`--upstream-allow`); `upstream`'s base
+   * URL is always allowed. Default: none besides it.
+   */
+  upstreamAllow?: readonly string[];
+  /** Idle per-(rollout server, model, sampling) gateways kept open (default 16). */
+  maxGateways?: number;
   /** Tasks a request may name by `task_id` (a task file, or world tasks). */
   tasks?: readonly Task[];
   /** Checks answers of tasks without a world (file tasks). World tasks use the world's check. */
@@ -80,16 +98,29 @@ export interface AgentServerOptions {
 export interface AgentServer {
   /** e.g. `http://127.0.0.1:8300`. */
   readonly url: string;
-  readonly stats: { running: number; waiting: number; episodes: number; failed: number };
+  readonly stats: {
+    running: number;
+    waiting: number;
+    episodes: number;
+    failed: number;
+    /** Gateways open now, and closed so far to stay within `maxGateways`. */
+    gateways: number;
+    gatewaysClosed: number;
+  };
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+/** Largest `GET <base>/models` answer read. */
+const MAX_MODELS_BYTES = 1 << 20;
 
-/** An upstream whose calls carry the episode's sampling settings whatever the client sent. */
+/**
+ * An upstream whose calls carry the episode's sampling settings whatever the client sent. Closing
+ * its gateway leaves the upstream open: it is shared (the `--upstream` server) or has nothing to close.
+ */
 function samplingUpstream(upstream: Upstream, sampling: EpisodeSampling): Upstream {
+  const { close: _shared, ...rest } = upstream;
   return {
-    ...upstream,
+    ...rest,
     post: (body, signal, headers) =>
       upstream.post(
         {
@@ -104,18 +135,47 @@ function samplingUpstream(upstream: Upstream, sampling: EpisodeSampling): Upstre
   };
 }
 
+/** A failure to name the rollout server's model, with its class. */
+class ModelListingError extends Error {
+  readonly failure: Failure;
+
+  constructor(message: string, failure: Failure) {
+    super(message);
+    this.failure = failure;
+  }
+}
+
 /** The first model a rollout server lists (`GET <base>/models`). */
 async function listedModel(baseURL: string): Promise<string> {
-  const response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(15_000) });
-  if (!response.ok) throw new Error(`GET ${baseURL}/models answered ${response.status}`);
-  const body = (await response.json()) as { data?: { id?: unknown }[] };
+  let response: Response;
+  try {
+    response = await fetch(`${baseURL}/models`, { signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    const message = `GET ${baseURL}/models: ${(error as Error).message}`;
+    throw new ModelListingError(message, infraFailure("upstream-unreachable", message));
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    const message = `GET ${baseURL}/models answered ${response.status}`;
+    throw new ModelListingError(message, statusFailure(response.status, message));
+  }
+  let body: { data?: { id?: unknown }[] };
+  try {
+    body = JSON.parse(await readLimited(response, MAX_MODELS_BYTES));
+  } catch (error) {
+    const message = `GET ${baseURL}/models: ${(error as Error).message}`;
+    throw new ModelListingError(message, infraFailure("malformed-json", message));
+  }
   const id = body.data?.[0]?.id;
-  if (typeof id !== "string" || id === "") throw new Error(`GET ${baseURL}/models lists no model`);
+  if (typeof id !== "string" || id === "") {
+    const message = `GET ${baseURL}/models lists no model`;
+    throw new ModelListingError(message, infraFailure("model-not-found", message));
+  }
   return id;
 }
 
 /** A failed episode with nothing recorded (the rollout server could not even be named). */
-function unreachable(task: Task, error: string): VerlEpisode {
+function unreachable(task: Task, error: string, failure: Failure): VerlEpisode {
   return {
     episode_id: `unstarted-${randomBytes(6).toString("hex")}`,
     prompt_ids: [],
@@ -129,6 +189,7 @@ function unreachable(task: Task, error: string): VerlEpisode {
     correct: false,
     end_reason: "policy-error",
     error: `task ${task.id}: ${error}`,
+    failure,
     truncated: false,
     metrics: { generate_sequences: 0, tool_calls: 0, total: 0, prefix_breaks: 0 },
     extra_fields: {},
@@ -138,11 +199,15 @@ function unreachable(task: Task, error: string): VerlEpisode {
 export async function startAgentServer(options: AgentServerOptions): Promise<AgentServer> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  if (!LOOPBACK.has(host)) {
-    if (!options.token && !options.allowRemote)
-      throw new Error(`refusing to listen on ${host} without a token (set one, or allow it explicitly)`);
-    if (!options.token) log(`WARNING: agent-server on ${host} WITHOUT authentication`);
-  }
+  const warning = checkBind("agentrl agent-server", host, {
+    token: options.token,
+    insecure: options.allowRemote,
+  });
+  if (warning) log(warning);
+  const allowlist = new UpstreamAllowlist([
+    ...(options.upstream ? [options.upstream.baseURL] : []),
+    ...(options.upstreamAllow ?? []),
+  ]);
   const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 8 << 20;
   const concurrency = options.concurrency ?? 64;
@@ -155,11 +220,23 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   const fileVerify = options.verifier ? getVerifier(options.verifier) : null;
   const slots = createSemaphore(concurrency);
   const closing = new AbortController();
-  const stats = { running: 0, waiting: 0, episodes: 0, failed: 0 };
-  const models = new Map<string, Promise<string>>();
+  const stats = { running: 0, waiting: 0, episodes: 0, failed: 0, gateways: 0, gatewaysClosed: 0 };
+  const maxGateways = options.maxGateways ?? 16;
+  // Bounded like the gateways: a client may name many rollout servers under an allowed prefix.
+  const models = new LruCache<string, Promise<string>>(maxGateways);
   /** Rollout servers already reported for answering without token ids. */
   const noIds = new Set<string>();
-  const gateways = new Map<string, Promise<EpisodeGateway & { close(): Promise<void> }>>();
+  type OpenGateway = EpisodeGateway & { close(): Promise<void> };
+  const gateways = new LruCache<string, Promise<OpenGateway>>(maxGateways, (entry) => {
+    void entry.then(
+      async (opened) => {
+        await opened.close();
+        stats.gateways--;
+        stats.gatewaysClosed++;
+      },
+      () => {},
+    );
+  });
 
   const modelOf = (baseURL: string): Promise<string> => {
     let model = models.get(baseURL);
@@ -200,10 +277,13 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
           close: () => gateway.close(),
         };
       })();
+      void entry.then(
+        () => stats.gateways++,
+        () => gateways.delete(key),
+      );
       gateways.set(key, entry);
-      entry.catch(() => gateways.delete(key));
     }
-    return entry;
+    return { key, entry };
   };
 
   const upstreamOf = async (request: EpisodeRequest): Promise<Upstream> => {
@@ -230,6 +310,8 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
         `task ${task.id} has no worldSeed: the agent-server needs --verifier to check its answers`,
         "task",
       );
+    if (request.upstream && !allowlist.allows(request.upstream.base_url))
+      throw new RequestError(403, allowlist.refusal(request.upstream.base_url), "upstream.base_url");
     const sampling: EpisodeSampling = {
       temperature: request.sampling?.temperature ?? 1,
       topP: request.sampling?.top_p ?? 1,
@@ -250,33 +332,48 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
           if (error instanceof RequestError) throw error;
           stats.episodes++;
           stats.failed++;
-          return unreachable(task, `the rollout server: ${(error as Error).message}`);
-        }
-        const route = await gatewayFor(upstream, sampling);
-        const result = await runVerlEpisode(
-          {
+          const message = `the rollout server: ${(error as Error).message}`;
+          return unreachable(
             task,
-            sampling,
-            ...(request.seed !== undefined ? { seed: request.seed } : {}),
-            ...(request.response_length !== undefined ? { responseLength: request.response_length } : {}),
-            ...(request.request_id ? { key: request.request_id } : {}),
-            verl: {
-              ...(request.index !== undefined ? { index: request.index } : {}),
-              ...(request.raw_prompt !== undefined ? { rawPrompt: request.raw_prompt } : {}),
-              logprobs: request.sampling?.logprobs ?? null,
+            message,
+            error instanceof ModelListingError
+              ? error.failure
+              : infraFailure("upstream-unreachable", message),
+          );
+        }
+        const { key, entry } = gatewayFor(upstream, sampling);
+        // In use: not closed while this episode runs, whatever the LRU says.
+        gateways.pin(key);
+        let result: RunEpisodeResult;
+        try {
+          const route = await entry;
+          result = await runVerlEpisode(
+            {
+              task,
+              sampling,
+              ...(request.seed !== undefined ? { seed: request.seed } : {}),
+              ...(request.response_length !== undefined ? { responseLength: request.response_length } : {}),
+              ...(request.request_id ? { key: request.request_id } : {}),
+              verl: {
+                ...(request.index !== undefined ? { index: request.index } : {}),
+                ...(request.raw_prompt !== undefined ? { rawPrompt: request.raw_prompt } : {}),
+                logprobs: request.sampling?.logprobs ?? null,
+              },
+              signal: closing.signal,
             },
-            signal: closing.signal,
-          },
-          {
-            tools: world ? worldTools : (options.fileTools ?? (() => [])),
-            verify: world ? checkAnswer : fileVerify!,
-            budgets,
-            reward,
-            ...(options.agent ? { agent: options.agent } : {}),
-            timeoutMs,
-          },
-          route,
-        );
+            {
+              tools: world ? worldTools : (options.fileTools ?? (() => [])),
+              verify: world ? checkAnswer : fileVerify!,
+              budgets,
+              reward,
+              ...(options.agent ? { agent: options.agent } : {}),
+              timeoutMs,
+            },
+            route,
+          );
+        } finally {
+          gateways.unpin(key);
+        }
         stats.episodes++;
         if (result.output.end_reason === "policy-error") stats.failed++;
         if (result.output.prompt_ids.length === 0 && result.output.end_reason !== "policy-error") {
@@ -307,11 +404,12 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
     throw new RequestError(404, `no route ${req.method} ${path}`);
   };
 
-  const server = createJsonServer(handle, "agent-server", log);
-  // Episodes run for minutes: no request timeout on the server side (the episode has its own).
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 65_000;
+  // Episodes run for minutes, but Node's request timeout ends once the request is received.
+  const server = createJsonServer(handle, {
+    label: "agent-server",
+    log,
+    hosts: new HostPolicy(host, options.allowHosts),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 8300, host, () => resolve());
@@ -325,7 +423,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
       closing.abort(new Error("the agent-server is shutting down"));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
-      const opened = await Promise.allSettled(gateways.values());
+      const opened = await Promise.allSettled(gateways.clear());
       await Promise.all(
         opened.map((entry) => (entry.status === "fulfilled" ? entry.value.close() : undefined)),
       );

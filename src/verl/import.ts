@@ -17,16 +17,28 @@
  * A sample is correct when its `acc` is positive if the line has one, else when `score` ≥
  * `threshold` (default 1: a binary outcome reward).
  *
+ * A sample that failed outside the policy (`agentrl_infra` > 0, written by agentrl's agent loop)
+ * is not a sample of the policy: it is left out before grouping (out of every pass@k denominator)
+ * and counted as `infra`.
+ *
  * Each step becomes one eval run (`<prefix>-step<N>`) whose n is the smallest number of samples a
  * task has in that step; a task's first n samples in file order are kept (the choice never looks at
  * outcomes), and the count dropped is reported.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join, relative } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
+import type { EvalFiles } from "../eval/eval-files.ts";
 import { completeEval, EVAL_TASKS_STATE_KEY, type EvalConfig, type EvalResult } from "../eval/run-eval.ts";
-import { createRunDirectory, episodeKey } from "../store/index.ts";
+import {
+  createRunDirectoryStaged,
+  DEFAULT_RUNS_ROOT,
+  episodeKey,
+  isRunDirectory,
+  openRunDirectory,
+} from "../store/index.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 
@@ -162,10 +174,30 @@ export interface VerlImportedRun {
   n: number;
   /** Samples beyond n that were not imported (tasks with more samples than the smallest group). */
   dropped: number;
+  /** Samples left out because they failed outside the policy (`agentrl_infra`). */
+  infra: number;
+  /** True when an earlier import of the same dump file had already completed this run. */
+  alreadyImported: boolean;
   result: EvalResult;
 }
 
-/** Imports every (chosen) step of a dump folder as one eval run each. */
+/** One step's dump, read, checked and grouped by task before anything is written. */
+interface PreparedStep {
+  file: { step: number; path: string };
+  groups: Map<string, { task: Task; lines: VerlDumpLine[] }>;
+  tasks: Task[];
+  n: number;
+  dropped: number;
+  /** Samples left out because they failed outside the policy. */
+  infra: number;
+}
+
+/**
+ * Imports every (chosen) step of a dump folder as one eval run each, all or nothing: every file is
+ * read and checked before any run is written (a bad line in any step imports no step), and each run
+ * directory appears whole or not at all (createRunDirectoryStaged). Running the same import again
+ * (after a kill) keeps the steps an earlier import of the same files completed and adds the rest.
+ */
 export async function importVerlDumps(options: VerlImportOptions): Promise<VerlImportedRun[]> {
   const threshold = options.threshold ?? 1;
   const prefix =
@@ -180,11 +212,14 @@ export async function importVerlDumps(options: VerlImportOptions): Promise<VerlI
       );
     files = files.filter((file) => wanted.has(file.step));
   }
-  const imported: VerlImportedRun[] = [];
-  for (const file of files) {
-    const lines = readDumpFile(file.path);
-    if (lines.length === 0) throw new Error(`verl import: ${file.path} is empty`);
-    const match = taskMatcher(options.tasks ?? []);
+  const match = taskMatcher(options.tasks ?? []);
+  const prepared = files.map((file): PreparedStep => {
+    const all = readDumpFile(file.path);
+    if (all.length === 0) throw new Error(`verl import: ${file.path} is empty`);
+    const lines = all.filter((line) => !(typeof line.agentrl_infra === "number" && line.agentrl_infra > 0));
+    const infra = all.length - lines.length;
+    if (lines.length === 0)
+      throw new Error(`verl import: every sample of ${file.path} failed outside the policy (agentrl_infra)`);
     const groups = new Map<string, { task: Task; lines: VerlDumpLine[] }>();
     for (const line of lines) {
       const task = match(line);
@@ -194,7 +229,11 @@ export async function importVerlDumps(options: VerlImportOptions): Promise<VerlI
     }
     const n = Math.min(...[...groups.values()].map((group) => group.lines.length));
     const tasks = [...groups.values()].map((group) => group.task);
-    const dropped = lines.length - n * tasks.length;
+    return { file, groups, tasks, n, dropped: lines.length - n * tasks.length, infra };
+  });
+  const root = options.runsRoot ?? DEFAULT_RUNS_ROOT;
+  const imported: VerlImportedRun[] = [];
+  for (const { file, groups, tasks, n, dropped, infra } of prepared) {
     const runId = `${prefix}-step${file.step}`;
     const label = options.label ? `${options.label} step ${file.step}` : runId;
     const config: EvalConfig & { source: Record<string, unknown> } = {
@@ -208,42 +247,105 @@ export async function importVerlDumps(options: VerlImportOptions): Promise<VerlI
       budgets: { ...DEFAULT_BUDGETS },
       verifier: null,
       toolSetup: null,
-      source: { type: "verl-dump", path: file.path, step: file.step, threshold, dropped },
+      source: { type: "verl-dump", path: file.path, step: file.step, threshold, dropped, infra },
     };
-    const { directory, store, run } = createRunDirectory({
-      kind: "eval",
-      id: runId,
-      config,
-      ...(options.runsRoot ? { root: options.runsRoot } : {}),
-    });
-    try {
-      store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
-      for (const group of groups.values()) {
-        group.lines.slice(0, n).forEach((line, sample) => {
-          store.addTrajectory(run.id, dumpTrajectory(line, group.task, sample, label, threshold), {
-            key: episodeKey(group.task.id, sample),
-          });
-        });
-      }
-      const result = await completeEval({
-        store,
-        runId: run.id,
-        directory,
-        policyId: label,
-        config,
-        tasks,
-        curves: undefined,
-        episodes: { resumed: 0, sampled: n * tasks.length },
-      });
-      imported.push({ step: file.step, directory, runId: run.id, tasks: tasks.length, n, dropped, result });
-    } catch (error) {
-      store.finishRun(run.id, "failed", { error: String(error) });
-      throw error;
-    } finally {
-      store.close();
+    const summary = { step: file.step, runId, tasks: tasks.length, n, dropped, infra };
+    const existing = join(root, runId);
+    if (existsSync(existing)) {
+      const result = completedImport(existing, runId, config);
+      imported.push({ ...summary, directory: existing, alreadyImported: true, result });
+      continue;
     }
+    const { directory, value } = await createRunDirectoryStaged(
+      { kind: "eval", id: runId, config, root },
+      async ({ directory: staging, store, run }) => {
+        store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+        const trajectories = [...groups.values()].flatMap((group) =>
+          group.lines
+            .slice(0, n)
+            .map((line, sample) => dumpTrajectory(line, group.task, sample, label, threshold)),
+        );
+        store.addTrajectories(run.id, trajectories, { key: (trajectory) => trajectory.id });
+        return completeEval({
+          store,
+          runId: run.id,
+          directory: staging,
+          policyId: label,
+          config,
+          tasks,
+          curves: undefined,
+          episodes: { resumed: 0, sampled: n * tasks.length },
+        });
+      },
+    );
+    imported.push({ ...summary, directory, alreadyImported: false, result: movedResult(value, directory) });
   }
   return imported;
+}
+
+/** An eval result whose files were written in the staging folder, with the paths of the final one. */
+function movedResult(result: EvalResult, directory: string): EvalResult {
+  const staging = result.directory ?? directory;
+  const moved = (path: string) => join(directory, relative(staging, path));
+  return {
+    ...result,
+    directory,
+    files: result.files && {
+      json: moved(result.files.json),
+      svg: moved(result.files.svg),
+      html: moved(result.files.html),
+    },
+  };
+}
+
+/**
+ * The result of a run an earlier import completed, read back from its store; an error when the
+ * folder holds something else (another source, or a run that is not a completed eval).
+ */
+function completedImport(
+  directory: string,
+  runId: string,
+  config: EvalConfig & { source: object },
+): EvalResult {
+  if (!isRunDirectory(directory))
+    throw new Error(`verl import: ${directory} exists and is not a run directory`);
+  const store = openRunDirectory(directory);
+  try {
+    const run = store.getRun(runId);
+    const stored = run?.config as (EvalConfig & { source?: object }) | undefined;
+    if (run?.status !== "completed" || !isDeepStrictEqual(stored?.source, config.source))
+      throw new Error(
+        `verl import: ${directory} already holds ${run ? `a ${run.status} run "${runId}"` : "other runs"} that is not this dump's import; choose another --out or --prefix`,
+      );
+    const summary = run.summary as Pick<
+      EvalResult,
+      "policyId" | "curves" | "totals" | "endReasons" | "metrics"
+    >;
+    const files = readEvalFiles(directory);
+    return {
+      directory,
+      runId,
+      policyId: summary.policyId,
+      config: run.config as unknown as EvalConfig,
+      counts: JSON.parse(readFileSync(files.json, "utf8")).counts,
+      curves: summary.curves,
+      totals: summary.totals,
+      endReasons: summary.endReasons,
+      episodes: { resumed: store.countTrajectories(runId), sampled: 0 },
+      metrics: summary.metrics,
+      files,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+function readEvalFiles(directory: string): EvalFiles {
+  return {
+    json: join(directory, "passk.json"),
+    svg: join(directory, "passk.svg"),
+    html: join(directory, "passk.html"),
+  };
 }
 
 /** A dump line as a one-turn trajectory (text only: verl's dumps keep no token ids). */

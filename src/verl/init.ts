@@ -6,8 +6,10 @@
  *   <out>/run_grpo.sh                            the seed's recipe for the named verl version
  *   <out>/start_agentrl.sh                       the agentrl services the job talks to
  *   <out>/README.md                              steps, version notes, where the time goes
+ *   <out>/agentrl_preflight.py                   checks the installed verl/vLLM/transformers (versions.ts)
  *   agent mode:  agentrl_agent_loop.py + agentrl_agent_loop.yaml (each sample one agentrl episode,
- *                run by `agentrl agent-server`; reward_score comes back with the tokens)
+ *                run by `agentrl agent-server`; reward_score comes back with the tokens) and
+ *                agentrl_adv_estimator.py (agentrl's MT-GRPO or GRPO, registered with verl)
  *   tool mode:   verl's own `tool_agent` with our tools (0.7.x: MCP, agentrl_mcp_tools.yaml +
  *                agentrl_mcp_servers.json; >= 0.8: function tools, agentrl_tools.py) and
  *                agentrl_reward.py (compute_score through `agentrl verify serve`)
@@ -36,10 +38,13 @@ import { join } from "node:path";
 import { DEFAULT_SYSTEM_PROMPT } from "../policy/openai/messages.ts";
 import type { ToolSpec } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
+import { jobReadme } from "./job-readme.ts";
+import { launchScript, servicesScript } from "./job-scripts.ts";
 import { jsonText, nestedParquetBuffer } from "./parquet.ts";
+import { checkPromptLengths } from "./prompt-length.ts";
+import { VERL_ESTIMATORS, VERL_VERSION_SUPPORT, type VerlEstimator, type VerlVersion } from "./versions.ts";
 
-export const VERL_VERSIONS = ["0.7", "0.8+"] as const;
-export type VerlVersion = (typeof VERL_VERSIONS)[number];
+export { VERL_VERSIONS, type VerlVersion } from "./versions.ts";
 export const VERL_MODES = ["agent", "tool"] as const;
 export type VerlMode = (typeof VERL_MODES)[number];
 
@@ -63,6 +68,17 @@ export interface VerlInitOptions {
   mode: VerlMode;
   /** Tools the tool mode exposes (what `agentrl mcp serve <mcpArgs>` serves). */
   tools?: readonly ToolSpec[];
+  /**
+   * Tools an agent-mode episode gets (their schemas are part of the rendered prompt, so they count
+   * toward `maxPromptLength`). Tool mode uses `tools`.
+   */
+  promptTools?: readonly ToolSpec[];
+  /** Agent mode: `mt-grpo` (default; turn-level credit) or `grpo`, both agentrl's (agentrl_adv_estimator.py). */
+  estimator?: VerlEstimator;
+  /** vLLM's tool-call parser for the rollout servers (agent mode; default `hermes`, Qwen2.5/Qwen3). */
+  toolCallParser?: string;
+  /** Agent mode: stop the job when a step's infra failure rate passes this (default 0.2). */
+  maxInfraFailureRate?: number;
   /** Arguments of `agentrl mcp serve` in tool mode (world seed, --code, …). */
   mcpArgs?: readonly string[];
   /** Arguments of `agentrl agent-server` in agent mode besides the URL flags. */
@@ -122,7 +138,7 @@ function checkPositiveInteger(name: string, value: number) {
     throw new Error(`verl init: ${name} must be a positive integer, got ${value}`);
 }
 
-function shellQuote(text: string): string {
+export function shellQuote(text: string): string {
   return /^[A-Za-z0-9_./:@=+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -147,6 +163,23 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
   if (options.val.length === 0) throw new Error("verl init: no validation tasks");
   if (options.mode === "tool" && (!options.tools || options.tools.length === 0))
     throw new Error("verl init: tool mode needs the tools it exposes");
+  const estimator = options.estimator ?? (options.mode === "agent" ? "mt-grpo" : "grpo");
+  if (!VERL_ESTIMATORS.includes(estimator))
+    throw new Error(`verl init: estimator must be one of ${VERL_ESTIMATORS.join(", ")}, got "${estimator}"`);
+  if (options.mode === "tool" && options.estimator !== undefined)
+    throw new Error(
+      "verl init: --estimator applies to agent mode (tool mode trains with verl's own grpo: verl's tool_agent reports no turn rewards)",
+    );
+  const toolCallParser = options.toolCallParser ?? "hermes";
+  if (!/^[A-Za-z0-9_.-]+$/.test(toolCallParser))
+    throw new Error(
+      `verl init: tool call parser must be a vLLM parser name (e.g. hermes), got "${toolCallParser}"`,
+    );
+  const maxInfraFailureRate = options.maxInfraFailureRate ?? 0.2;
+  if (!(maxInfraFailureRate >= 0 && maxInfraFailureRate <= 1))
+    throw new Error(
+      `verl init: the infra failure rate threshold must lie in [0, 1], got ${maxInfraFailureRate}`,
+    );
   if (existsSync(options.out) && readdirSync(options.out).length > 0)
     throw new Error(`verl init: ${options.out} exists and is not empty (give a new --out)`);
   const ids = new Set<string>();
@@ -155,6 +188,14 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
       throw new Error(`verl init: task ${task.id} appears twice (train and val must not overlap)`);
     ids.add(task.id);
   }
+
+  checkPromptLengths(
+    [...options.train, ...options.val],
+    (options.mode === "agent" ? options.promptTools : options.tools) ?? [],
+    settings.maxPromptLength,
+    DEFAULT_SYSTEM_PROMPT,
+  );
+  const job: JobChoices = { estimator, toolCallParser, maxInfraFailureRate };
 
   const out = options.out;
   mkdirSync(join(out, "data"), { recursive: true });
@@ -183,8 +224,10 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
     verify: options.verifyUrl ?? "http://127.0.0.1:8301",
   };
   if (options.mode === "agent") {
-    copyFileSync(new URL("agentrl_agent_loop.py", PYTHON_DIR), join(out, "agentrl_agent_loop.py"));
-    files.push("agentrl_agent_loop.py");
+    for (const name of ["agentrl_agent_loop.py", "agentrl_adv_estimator.py"]) {
+      copyFileSync(new URL(name, PYTHON_DIR), join(out, name));
+      files.push(name);
+    }
     write(
       "agentrl_agent_loop.yaml",
       [
@@ -207,7 +250,7 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
       type: "function",
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
-    if (options.verlVersion === "0.7") {
+    if (VERL_VERSION_SUPPORT[options.verlVersion].toolMode === "mcp") {
       write(
         "agentrl_mcp_servers.json",
         `${JSON.stringify({ mcpServers: { agentrl: { url: urls.mcp, transport: "http" } } }, null, 2)}\n`,
@@ -240,13 +283,22 @@ export function verlInit(options: VerlInitOptions): VerlInitResult {
     }
   }
 
-  write("run_grpo.sh", launchScript(options, settings, urls), true);
+  copyFileSync(new URL("agentrl_preflight.py", PYTHON_DIR), join(out, "agentrl_preflight.py"));
+  files.push("agentrl_preflight.py");
+  write("run_grpo.sh", launchScript(options, settings, urls, job), true);
   write("start_agentrl.sh", servicesScript(options, urls), true);
-  write("README.md", jobReadme(options, settings, urls));
+  write("README.md", jobReadme(options, settings, urls, job));
   return { out, files, train: options.train.length, val: options.val.length };
 }
 
-type Settings = Required<
+/** What the job decides besides the sizes: the estimator, vLLM's tool parser, the stop threshold. */
+export interface JobChoices {
+  estimator: VerlEstimator;
+  toolCallParser: string;
+  maxInfraFailureRate: number;
+}
+
+export type Settings = Required<
   Pick<
     VerlInitOptions,
     | "groupSize"
@@ -261,214 +313,4 @@ type Settings = Required<
     | "nodes"
   >
 >;
-type Urls = { agentServer: string; mcp: string; verify: string };
-
-function launchScript(options: VerlInitOptions, s: Settings, urls: Urls): string {
-  const v08 = options.verlVersion === "0.8+";
-  const rewardPrefix = v08 ? "reward.custom_reward_function" : "custom_reward_function";
-  const tokenLength = s.maxPromptLength + s.maxResponseLength;
-  const modeLines =
-    options.mode === "agent"
-      ? [
-          `actor_rollout_ref.rollout.agent.agent_loop_config_path="$HERE/agentrl_agent_loop.yaml"`,
-          `actor_rollout_ref.rollout.agent.default_agent_loop=${AGENTRL_AGENT_NAME}`,
-        ]
-      : [
-          v08
-            ? `actor_rollout_ref.rollout.multi_turn.function_tool_path="$HERE/agentrl_tools.py"`
-            : `actor_rollout_ref.rollout.multi_turn.tool_config_path="$TOOL_CONFIG"`,
-          "actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent",
-          `${rewardPrefix}.path="$HERE/agentrl_reward.py"`,
-          `${rewardPrefix}.name=compute_score`,
-        ];
-  const overrides = [
-    "algorithm.adv_estimator=grpo",
-    "algorithm.use_kl_in_reward=False",
-    `data.train_files="$HERE/data/train.parquet"`,
-    `data.val_files="$HERE/data/val.parquet"`,
-    "data.return_raw_chat=True",
-    `data.train_batch_size=${s.batchSize}`,
-    `data.max_prompt_length=${s.maxPromptLength}`,
-    `data.max_response_length=${s.maxResponseLength}`,
-    "data.filter_overlong_prompts=True",
-    "data.truncation=error",
-    `actor_rollout_ref.model.path=${shellQuote(options.model)}`,
-    "actor_rollout_ref.model.use_remove_padding=True",
-    "actor_rollout_ref.actor.optim.lr=1e-6",
-    `actor_rollout_ref.actor.ppo_mini_batch_size=${Math.max(1, Math.floor(s.batchSize / 4))}`,
-    "actor_rollout_ref.actor.use_dynamic_bsz=True",
-    `actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${2 * tokenLength}`,
-    "actor_rollout_ref.actor.use_kl_loss=False",
-    "actor_rollout_ref.actor.kl_loss_coef=0.0",
-    "actor_rollout_ref.actor.entropy_coeff=0",
-    "actor_rollout_ref.actor.clip_ratio_low=0.2",
-    "actor_rollout_ref.actor.clip_ratio_high=0.28",
-    "actor_rollout_ref.actor.loss_agg_mode=token-mean",
-    "actor_rollout_ref.rollout.name=vllm",
-    "actor_rollout_ref.rollout.mode=async",
-    "actor_rollout_ref.rollout.tensor_model_parallel_size=1",
-    "actor_rollout_ref.rollout.gpu_memory_utilization=0.6",
-    `actor_rollout_ref.rollout.n=${s.groupSize}`,
-    "actor_rollout_ref.rollout.calculate_log_probs=True",
-    "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True",
-    `actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=${2 * tokenLength}`,
-    "actor_rollout_ref.rollout.multi_turn.enable=True",
-    "actor_rollout_ref.rollout.multi_turn.format=hermes",
-    `actor_rollout_ref.rollout.multi_turn.max_assistant_turns=${s.maxTurns}`,
-    `actor_rollout_ref.rollout.multi_turn.max_user_turns=${s.maxTurns}`,
-    `actor_rollout_ref.rollout.multi_turn.max_tool_response_length=${s.maxToolResponseLength}`,
-    ...modeLines,
-    `actor_rollout_ref.rollout.val_kwargs.n=${s.valN}`,
-    "actor_rollout_ref.rollout.val_kwargs.do_sample=True",
-    "actor_rollout_ref.rollout.val_kwargs.temperature=1.0",
-    "actor_rollout_ref.rollout.val_kwargs.top_p=1.0",
-    "trainer.val_before_train=True",
-    "trainer.test_freq=10",
-    "trainer.save_freq=50",
-    `trainer.total_epochs=${s.epochs}`,
-    `trainer.rollout_data_dir="$OUT/rollouts"`,
-    `trainer.validation_data_dir="$OUT/validation"`,
-    `trainer.default_local_dir="$OUT/checkpoints"`,
-    `trainer.n_gpus_per_node="$NGPUS"`,
-    `trainer.nnodes="$NNODES"`,
-    "trainer.logger='[\"console\"]'",
-    "trainer.project_name=agentrl",
-    `trainer.experiment_name="$EXPERIMENT"`,
-  ];
-  const env =
-    options.mode === "agent"
-      ? [
-          `export AGENTRL_AGENT_SERVER="\${AGENTRL_AGENT_SERVER:-${urls.agentServer}}"`,
-          "# export AGENTRL_AGENT_SERVER_TOKEN=...   (if the agent-server was started with --token)",
-        ]
-      : [
-          `export AGENTRL_VERIFY_SERVER="\${AGENTRL_VERIFY_SERVER:-${urls.verify}}"`,
-          "# export AGENTRL_VERIFY_TOKEN=...   (if agentrl verify serve was started with --token)",
-          ...(v08
-            ? [`export AGENTRL_MCP_URL="\${AGENTRL_MCP_URL:-${urls.mcp}}"`]
-            : [
-                "# verl reads the MCP server list from a path in the tool config: fill in this folder.",
-                `TOOL_CONFIG="$OUT/agentrl_mcp_tools.yaml"`,
-                `mkdir -p "$OUT" && sed "s|__HERE__|$HERE|" "$HERE/agentrl_mcp_tools.yaml" > "$TOOL_CONFIG"`,
-              ]),
-        ];
-  return [
-    "#!/usr/bin/env bash",
-    `# GRPO on agentrl tasks with verl ${options.verlVersion} (${options.mode} mode), written by \`agentrl verl init\`.`,
-    "# The seed's recipe: GRPO (no critic), clip-higher 0.2/0.28, token-mean loss, no KL, rollout",
-    "# log-probs on, multi-turn budgets, validation before training and every test_freq steps with",
-    "# val_kwargs.n samples per task, rollouts and validation dumped as JSONL for `agentrl verl import`.",
-    "# Start the agentrl services first (start_agentrl.sh). Extra Hydra overrides: ./run_grpo.sh key=value ...",
-    "set -euo pipefail",
-    'HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
-    'OUT="${OUT:-$HERE/outputs}"',
-    `NGPUS="\${NGPUS:-${s.gpus}}"`,
-    `NNODES="\${NNODES:-${s.nodes}}"`,
-    'EXPERIMENT="${EXPERIMENT:-agentrl-grpo}"',
-    "# verl's workers import the agent loop / tools from this folder.",
-    'export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}"',
-    ...env,
-    "python3 -m verl.trainer.main_ppo \\",
-    ...overrides.map((line) => `  ${line} \\`),
-    '  "$@"',
-    "",
-  ].join("\n");
-}
-
-function servicesScript(options: VerlInitOptions, urls: Urls): string {
-  const port = (url: string) => new URL(url).port || "80";
-  const lines = [
-    "#!/usr/bin/env bash",
-    "# The agentrl services this job calls, on this node (they bind 127.0.0.1; give --host and --token to",
-    "# expose them to other nodes). Stop them with kill on the printed process ids.",
-    "set -euo pipefail",
-    'AGENTRL="${AGENTRL:-npx agentrl}"',
-  ];
-  if (options.mode === "agent") {
-    lines.push(
-      `$AGENTRL agent-server --port ${port(urls.agentServer)} ${(options.agentServerArgs ?? []).map(shellQuote).join(" ")} &`,
-      'echo "agent-server: pid $!"',
-    );
-  } else {
-    lines.push(
-      `$AGENTRL mcp serve --transport http --port ${port(urls.mcp)} ${(options.mcpArgs ?? []).map(shellQuote).join(" ")} &`,
-      'echo "mcp serve: pid $!"',
-      `$AGENTRL verify serve --verifier ${shellQuote(options.verifier)} --port ${port(urls.verify)} &`,
-      'echo "verify serve: pid $!"',
-    );
-  }
-  lines.push("wait", "");
-  return lines.join("\n");
-}
-
-function jobReadme(options: VerlInitOptions, s: Settings, urls: Urls): string {
-  const agent = options.mode === "agent";
-  const v08 = options.verlVersion === "0.8+";
-  return `# agentrl → verl GRPO job
-
-Written by \`agentrl verl init\` for **verl ${options.verlVersion}**, **${options.mode} mode**, model \`${options.model}\`,
-tasks \`${options.tasksSource}\` (${options.train.length} train, ${options.val.length} validation; verifier \`${options.verifier}\`).
-
-## Run it
-
-1. Install verl ${v08 ? "0.8 or later" : "0.7.x (MCP tools exist only up to 0.7.1)"} with vLLM on the cluster (\`rollout.name=vllm\`).
-2. Start the agentrl services on the node that runs the trainer's driver: \`./start_agentrl.sh\`
-   (${agent ? `\`agentrl agent-server\` at ${urls.agentServer}` : `\`agentrl mcp serve\` at ${urls.mcp} and \`agentrl verify serve\` at ${urls.verify}`}).
-3. \`NGPUS=${s.gpus} NNODES=${s.nodes} ./run_grpo.sh\` (Hydra overrides after it, e.g. \`trainer.total_epochs=1\`).
-4. Measure: \`agentrl verl import outputs/validation --tasks data/val.parquet --out runs\` makes one agentrl eval run per
-   validation step (step 0 is the base model: \`trainer.val_before_train=True\`), then
-   \`agentrl boundary runs/verl-val-step0 runs/verl-val-step<N>\` gives unbiased pass@k, solvable sets and the crossover.
-   verl's own \`best@N\` is a with-replacement bootstrap and reads low; \`mean@n\` is a fair pass@1.
-
-### Several nodes
-
-verl's agent-loop workers are Ray actors on every node, and they import this folder's Python files and read
-${agent ? "`AGENTRL_AGENT_SERVER`" : `\`AGENTRL_VERIFY_SERVER\`${v08 ? " and `AGENTRL_MCP_URL`" : ""}`} in the Ray worker's environment, which comes from the shell that ran
-\`ray start\` on that node, not from the driver. So put this folder on a shared filesystem, and on every node run
-\`./start_agentrl.sh\` and then \`ray start\` with \`PYTHONPATH\` holding this folder${agent ? ` and \`AGENTRL_AGENT_SERVER=${urls.agentServer}\`` : ""} exported:
-each node's workers then reach their own node's services at 127.0.0.1 (no token needed, nothing exposed).
-
-## What is in the folder
-
-- \`data/train.parquet\`, \`data/val.parquet\`: verl's RL schema. \`prompt\` is a list of {role, content}
-  structs, \`agent_name\` a top-level column (\`${agent ? AGENTRL_AGENT_NAME : "tool_agent"}\`; inside \`extra_info\` verl would ignore it
-  and silently fall back to \`single_turn_agent\`), \`reward_model.ground_truth\` the answer, \`extra_info\` = {split, index,
-  agentrl: {task_id, task (the whole agentrl task as JSON text), verifier}}.
-${
-  agent
-    ? `- \`agentrl_agent_loop.py\`, \`agentrl_agent_loop.yaml\`: verl's agent loop \`${AGENTRL_AGENT_NAME}\`. Each sample is one agentrl
-  episode run by the agent-server against the rollout server verl assigned it (OpenAI API with vLLM's token-id
-  extensions), so the tokens, the response mask (1 only on sampled tokens) and the rollout log-probs are exact, and
-  the reward (agentrl's reward spec, turn rewards in \`extra_fields.turn_scores\`) comes back with them: verl's
-  reward function is not called. The multi-turn budgets that bind are the agent-server's; verl cuts the response to
-  \`data.max_response_length\`.`
-    : `- ${v08 ? "`agentrl_tools.py`: our tools as verl function tools (`multi_turn.function_tool_path`), each a stateless call to `agentrl mcp serve`" : "`agentrl_mcp_tools.yaml` + `agentrl_mcp_servers.json`: our tools through verl's `MCPBaseTool` (`multi_turn.tool_config_path`); run_grpo.sh fills in the folder path"}.
-- \`agentrl_reward.py\`: \`compute_score\`, which sends the last assistant message to \`agentrl verify serve\`. It returns
-  \`score\`, \`acc\` and \`agentrl_task_id\` (dumped with every sample, so imports group by task).
-- Tools keep no state between calls (verl opens a new tool instance, and on 0.7 a new MCP session, per call), so the
-  world is the one \`agentrl mcp serve --seed\` was started with: the tasks were drawn from that world.`
-}
-- \`run_grpo.sh\`: GRPO with group size ${s.groupSize} (\`rollout.n\`), clip ratio 0.2 / 0.28, \`loss_agg_mode=token-mean\`,
-  no KL (\`use_kl_loss=False\`, \`use_kl_in_reward=False\`), \`calculate_log_probs=True\`, ${s.maxTurns} assistant turns,
-  tool responses up to ${s.maxToolResponseLength} characters (verl's default is 256), validation with
-  \`val_kwargs.n=${s.valN}\` at temperature 1.0, dumps in \`$OUT/rollouts\` and \`$OUT/validation\`.
-
-## verl 0.7.x vs ≥ 0.8
-
-| | 0.7.x | ≥ 0.8 |
-|---|---|---|
-| our tools in \`tool_agent\` | MCP (\`MCPBaseTool\`, \`tool_config_path\`) | function tools (\`function_tool_path\`); MCP tools were removed (verl PRs #6300, #6302) |
-| custom reward | \`custom_reward_function.path/name\` | \`reward.custom_reward_function.path/name\` |
-| agent loop | \`rollout.agent.agent_loop_config_path\` | same |
-| tool response truncation side | \`left\`/\`right\` mean the opposite of ≥ 0.8 | |
-| RL data | parquet (\`.jsonl\` rejected) | parquet or \`.jsonl\` |
-
-This folder is written for ${options.verlVersion}; \`agentrl verl init --verl-version ${v08 ? "0.7" : "0.8+"}\` writes the other.
-
-## Where the time goes
-
-A GRPO step is generation (all ${s.groupSize} × ${s.batchSize} episodes on the rollout servers), then the trainer's
-log-prob and update passes, then weight sync; with multi-turn agents generation dominates, and the step waits for its
-slowest episode. ${agent ? "The agent-server adds HTTP and episode bookkeeping per model call; it needs enough concurrency for every episode of a batch to be in flight at once." : "The tool calls and the verify service sit on the generation path; keep them on the same nodes."}
-`;
-}
+export type Urls = { agentServer: string; mcp: string; verify: string };

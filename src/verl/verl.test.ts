@@ -108,7 +108,9 @@ test("verl init: the parquet reads back (DuckDB) in verl's RL schema, tasks exac
   assert.deepEqual((val.prompt as { content: string }[])[0].content, "Answer with a number.");
   const script = readFileSync(join(out, "run_grpo.sh"), "utf8");
   for (const override of [
-    "algorithm.adv_estimator=grpo",
+    "algorithm.adv_estimator=agentrl_mt_grpo",
+    "+actor_rollout_ref.rollout.engine_kwargs.vllm.enable_auto_tool_choice=True",
+    "+actor_rollout_ref.rollout.engine_kwargs.vllm.tool_call_parser=hermes",
     "actor_rollout_ref.actor.clip_ratio_low=0.2",
     "actor_rollout_ref.actor.clip_ratio_high=0.28",
     "actor_rollout_ref.actor.loss_agg_mode=token-mean",
@@ -135,7 +137,7 @@ function baseOptions() {
     verifier: "em",
     tasksSource: "quiz.jsonl",
     model: "m",
-    verlVersion: "0.8+" as const,
+    verlVersion: "0.8" as const,
     mode: "tool" as const,
   };
 }
@@ -298,7 +300,7 @@ test("verl import: a verl-format dump of an in-process eval gives the same pass@
   // The CLI: errors name the field; steps select files.
   writeFileSync(join(root, "bad.jsonl"), '{"input": "q", "output": "a", "score": "high"}\n');
   await assert.rejects(
-    runCli(registerVerl, ["verl", "import", join(root, "bad.jsonl"), "--out", join(root, "x")]),
+    runCli(registerVerl, ["verl", "import", join(root, "bad.jsonl"), "--runs", join(root, "x")]),
     /bad\.jsonl:1: "score" must be a finite number/,
   );
   const cli = await runCli(registerVerl, [
@@ -307,7 +309,7 @@ test("verl import: a verl-format dump of an in-process eval gives the same pass@
     dump,
     "--step",
     "20",
-    "--out",
+    "--runs",
     join(root, "cli"),
     "--prefix",
     "val",
@@ -315,6 +317,24 @@ test("verl import: a verl-format dump of an in-process eval gives the same pass@
   ]);
   const [row] = JSON.parse(cli.out.join("\n"));
   assert.equal(row.step, 20);
+  assert.ok(row.directory.startsWith(join(root, "cli")), row.directory);
+  // --out, the old name of --runs, works for one release with a note; both at once is an error
+  const old = await runCli(registerVerl, [
+    "verl",
+    "import",
+    dump,
+    "--step",
+    "20",
+    "--out",
+    join(root, "old"),
+    "--json",
+  ]);
+  assert.ok(JSON.parse(old.out.join("\n"))[0].directory.startsWith(join(root, "old")));
+  assert.match(old.err.join("\n"), /--out is now --runs/);
+  await assert.rejects(
+    runCli(registerVerl, ["verl", "import", dump, "--out", join(root, "a"), "--runs", join(root, "b")]),
+    /--out is the old name of --runs/,
+  );
   assert.equal(row.metrics["eval/pass@1"], evaluated.metrics["eval/pass@1"]);
 });
 
@@ -341,7 +361,7 @@ test("verl init CLI: a task file needs --verifier; bad choices name the valid on
   await assert.rejects(cli(["--tasks", file, "--out", join(root, "c1")]), /a task file needs --verifier/);
   await assert.rejects(
     cli(["--tasks", file, "--verifier", "em", "--verl-version", "0.6", "--out", join(root, "c2")]),
-    /--verl-version must be one of 0\.7, 0\.8\+/,
+    /--verl-version must be one of 0\.7, 0\.8, 0\.9, main/,
   );
   const summary = JSON.parse(
     (
@@ -360,9 +380,30 @@ test("verl init CLI: a task file needs --verifier; bad choices name the valid on
   );
   assert.equal(summary.train + summary.val, fileTasks.length);
   assert.ok(summary.val >= 1);
+  // --seed, the old name of --task-seed, still draws the same split (with a note)
+  const split = async (flag: string, out: string) =>
+    JSON.parse(
+      (
+        await cli([
+          "--tasks",
+          file,
+          "--verifier",
+          "em",
+          "--val-fraction",
+          "0.5",
+          flag,
+          "7",
+          "--out",
+          join(root, out),
+          "--json",
+        ])
+      ).out.join("\n"),
+    );
+  const renamed = await split("--task-seed", "c4");
+  assert.deepEqual(await split("--seed", "c5"), { ...renamed, out: join(root, "c5") });
   assert.match(
     readFileSync(join(root, "c3", "start_agentrl.sh"), "utf8"),
-    /agent-server --port 8300 --verifier em /,
+    /agent-server --port 8300 "\$\{ALLOW\[@\]\}" --verifier em /,
   );
 });
 
@@ -390,7 +431,7 @@ test("agent mode: rows read back by DuckDB become agent-server requests the serv
   // The job's own copy of the agent loop, over the agent-server helper's stub of verl's interface.
   const script = `
 import json, sys, types
-sys.path[:0] = [${JSON.stringify(join(import.meta.dirname, "testdata", "verl-stub"))}, ${JSON.stringify(out)}]
+sys.path[:0] = [${JSON.stringify(join(import.meta.dirname, "testdata", "verl-double"))}, ${JSON.stringify(out)}]
 from agentrl_agent_loop import AgentrlAgentLoop
 loop = types.SimpleNamespace(rollout_model=None, response_length=512)
 rows = json.load(open(${JSON.stringify(input)}))
@@ -407,4 +448,34 @@ print(json.dumps([AgentrlAgentLoop._request_body(loop, {"temperature": 1.0, "top
     assert.equal(request.ground_truth, val[i].answer);
     assert.equal(request.index, i);
   });
+});
+
+test("verl import leaves samples that failed outside the policy out of pass@k", async () => {
+  const dump = join(root, "dump-infra");
+  mkdirSync(dump);
+  const line = (task: string, correct: boolean, infra: boolean) =>
+    JSON.stringify({
+      input: `user\n${task}\nassistant\n`,
+      output: correct ? "4" : "no",
+      gts: "4",
+      score: correct ? 1 : 0,
+      step: 3,
+      acc: correct ? 1 : 0,
+      agentrl_task_id: task,
+      agentrl_infra: infra ? 1 : 0,
+    });
+  // Task a: 2 real samples (1 correct) and 1 infra failure; task b: 3 real samples.
+  const lines = [
+    line("a", true, false),
+    line("a", false, true),
+    line("a", false, false),
+    line("b", true, false),
+    line("b", true, false),
+    line("b", false, false),
+  ];
+  writeFileSync(join(dump, "3.jsonl"), `${lines.join("\n")}\n`);
+  const [run] = await importVerlDumps({ path: dump, runsRoot: join(root, "runs-infra") });
+  assert.deepEqual([run.tasks, run.n, run.dropped, run.infra], [2, 2, 1, 1]);
+  // pass@1 over a's [1, 0] and b's first two [1, 1]: 3/4 (the infra sample would have made a's 1/3).
+  assert.equal(run.result.metrics["eval/pass@1"], 0.75);
 });

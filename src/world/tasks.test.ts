@@ -165,7 +165,7 @@ test("distractor tasks start at an entity with a near-duplicate; other families 
 });
 
 test("a first-name query ranks the namesake's document first about half the time (BM25)", async () => {
-  const { searchWorld } = await import("../policy/scripted/mini-env.ts");
+  const { searchWorld } = await import("../policy/scripted/testing-mini-env.ts");
   let wrong = 0;
   let total = 0;
   for (const seed of worldSeeds("train", 20)) {

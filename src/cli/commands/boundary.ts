@@ -28,7 +28,7 @@ export function register(program: Command): void {
   program
     .command("boundary")
     .description(
-      "compare eval runs on shared tasks: pass@k curves, crossover, solvable sets, ΔSE, perplexity",
+      "compare eval runs on shared tasks: pass@k curves, crossover, solvable sets, ΔSE (the sampling-efficiency gap, pass@k_max of one run − pass@1 of the other), perplexity",
     )
     .argument("<runs...>", "two or more eval run directories (the first is A in every pair it opens)")
     .option("--out <dir>", "folder for boundary.html/json/svg (default: <runs>/boundary-<date>)")

@@ -2,6 +2,7 @@
  * `agentrl data`: SFT and RL datasets.
  *
  *   agentrl data collect --policy expert --tasks 2000 --noise 0.2 --template-share sum3=0.25 --out runs/sft-real
+ *                           (after a crash or Ctrl-C, the same command continues the collection)
  *   agentrl data collect --agent examples/agents/ai-sdk.ts --policy models/base-strong --tasks 200 --samples 4
  *   agentrl data stitch --tasks 2000 --template-share sum3=0.25 --out runs/sft-stitched
  *   agentrl data stats runs/sft-real
@@ -29,6 +30,7 @@ import { exportVerlParquet } from "../../data/verl-parquet.ts";
 import { directoryRun, exportOpenAiJsonl, openRunDirectory } from "../../store/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { createProgress } from "../progress.ts";
+import { interruptOnSigint } from "../training-run.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 const EXPORT_FORMATS = ["openai-jsonl", "verl-parquet"] as const;
@@ -97,7 +99,15 @@ export function register(program: Command): void {
     .option("--temperature <t>", "sampling temperature (model policies)", "1")
     .option("--max-turns <n>", "turn budget per episode (default: the episode loop's)")
     .option("--batch <n>", "episodes advanced together", "64")
-    .option("--out <dir>", "dataset directory to create (default: <runs>/dataset-<date>)")
+    .option(
+      "--out <dir>",
+      "dataset directory (default: <runs>/dataset-<date>); the same command again continues an interrupted collection",
+    )
+    .option(
+      "--chunk-tasks <n>",
+      "tasks per committed chunk: a kill loses at most one chunk's episodes",
+      "256",
+    )
     .option("--runs <dir>", "root folder of run directories", "runs")
     .option(
       "--agent <module>",
@@ -119,7 +129,10 @@ export function register(program: Command): void {
         printCollect(result, Boolean(options.json));
         return;
       }
+      // Ctrl-C or SIGTERM: the run is marked interrupted; the same command continues it.
+      const interrupt = interruptOnSigint();
       const result = await collectDataset({
+        signal: interrupt.signal,
         policy: options.policy,
         policyOptions: { temperature: parseNumber("--temperature", options.temperature, { min: 0 }) },
         tasks,
@@ -132,10 +145,11 @@ export function register(program: Command): void {
           ? { budgets: { maxTurns: parseNumber("--max-turns", options.maxTurns, { integer: true, min: 1 }) } }
           : {}),
         batchSize: parseNumber("--batch", options.batch, { integer: true, min: 1 }),
+        chunkTasks: parseNumber("--chunk-tasks", options.chunkTasks, { integer: true, min: 1 }),
         out: options.out,
         runsRoot: options.runs,
         onProgress: (p) => progress.update(p.episodes, { kept: p.kept }),
-      });
+      }).finally(() => interrupt.dispose());
       progress.stop();
       printCollect(result, Boolean(options.json));
     });

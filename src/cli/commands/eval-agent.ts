@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { AGENT_EVAL_DEFAULTS, type AgentEvalConfig, evaluateAgent } from "../../agents/evaluate-agent.ts";
 import { formatCurveTable } from "../../eval/curves.ts";
 import { evalJson } from "../../eval/eval-files.ts";
-import { readEvalRunConfig } from "../../eval/eval-run-data.ts";
+import { readEvalRunConfig, recordedTaskSource } from "../../eval/eval-run-data.ts";
 import type { EvalTaskSource } from "../../eval/run-eval.ts";
 import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
@@ -58,16 +58,7 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
     const config = agentRunConfig(raw.resume);
     if (!config) throw new Error(`${raw.resume} is not an --agent eval run`);
     const { tasks } = readEvalRunConfig(raw.resume);
-    const source: EvalTaskSource =
-      config.tasks.type === "world"
-        ? {
-            type: "world",
-            split: config.tasks.split,
-            count: config.tasks.count,
-            seed: config.tasks.seed,
-            ...(config.tasks.family ? { family: config.tasks.family } : {}),
-          }
-        : { type: "given", tasks, ...(config.tasks.name !== null ? { name: config.tasks.name } : {}) };
+    const source = recordedTaskSource(config.tasks, tasks);
     options = {
       agentPath: config.agent.module,
       policy: config.agent.policy,

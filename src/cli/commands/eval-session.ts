@@ -1,10 +1,11 @@
 /**
- * What `agentrl eval` and `agentrl eval --agent` share around the run itself: Ctrl-C stops it
+ * What `agentrl eval` and `agentrl eval --agent` share around the run itself: Ctrl-C or SIGTERM stops it
  * (stored episodes stay, and the error says how to resume), and a progress bar with the running
  * accuracy starts once the run knows its size.
  */
 import type { EvalProgress } from "../../eval/run-eval.ts";
 import { createProgress, type Progress } from "../progress.ts";
+import { interruptOnSigint } from "../training-run.ts";
 
 export interface EvalSessionHooks {
   signal: AbortSignal;
@@ -20,9 +21,7 @@ export async function runEvalSession<R>(
   options: { quiet: boolean; resume?: string; errorsLabel: string },
   run: (hooks: EvalSessionHooks) => Promise<R>,
 ): Promise<R> {
-  const abort = new AbortController();
-  const onSignal = () => abort.abort();
-  process.once("SIGINT", onSignal);
+  const abort = interruptOnSigint();
   let progress: Progress | undefined;
   let runDirectory: string | null = options.resume ?? null;
   try {
@@ -49,6 +48,6 @@ export async function runEvalSession<R>(
     }
     throw error;
   } finally {
-    process.removeListener("SIGINT", onSignal);
+    abort.dispose();
   }
 }

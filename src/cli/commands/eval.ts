@@ -21,13 +21,12 @@ import type { Command } from "commander";
 import type { EpisodeBudgets } from "../../env/run-episodes.ts";
 import { formatCurveTable } from "../../eval/curves.ts";
 import { evalJson } from "../../eval/eval-files.ts";
-import { readEvalRunConfig } from "../../eval/eval-run-data.ts";
+import { readEvalRunConfig, recordedTaskSource } from "../../eval/eval-run-data.ts";
 import {
   defaultEvalBudgets,
   type EvalConfig,
   type EvalMcpSetup,
   type EvalResult,
-  type EvalTaskSource,
   type EvalToolSetup,
   type EvaluateOptions,
   evaluate,
@@ -291,16 +290,7 @@ export function register(program: Command): void {
           );
         }
         const { config, tasks } = readEvalRunConfig(raw.resume);
-        const source: EvalTaskSource =
-          config.tasks.type === "world"
-            ? {
-                type: "world",
-                split: config.tasks.split,
-                count: config.tasks.count,
-                seed: config.tasks.seed,
-                ...(config.tasks.family ? { family: config.tasks.family } : {}),
-              }
-            : { type: "given", tasks, ...(config.tasks.name !== null ? { name: config.tasks.name } : {}) };
+        const source = recordedTaskSource(config.tasks, tasks);
         options = {
           ...resumedSetup(config),
           ...(mcpToken ? { mcpToken } : {}),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -58,6 +58,29 @@ test("agentrl export then agentrl import into a new run directory round-trips th
   store.close();
   const again = JSON.parse(await run(["import", out, "--run", target, "--json"]));
   assert.deepStrictEqual([again.created, again.imported, again.duplicates], [false, 0, 3]);
+});
+
+test("agentrl import of a file whose third line is bad imports nothing, into a new or an existing run", async () => {
+  const out = join(root, "for-bad.jsonl");
+  await run(["export", source.directory, "--out", out]);
+  const [first, second] = readFileSync(out, "utf8").split("\n");
+  const bad = join(root, "bad-third.jsonl");
+  writeFileSync(bad, `${first}\n${second}\n{"messages": [{"role": "robot"}]}\n`);
+  const fresh = join(root, "bad-new");
+  await assert.rejects(run(["import", bad, "--run", fresh]), /bad-third\.jsonl:3/);
+  assert.equal(existsSync(fresh), false, "no run directory is left behind");
+  assert.deepStrictEqual(
+    readdirSync(root).filter((name) => name.includes("bad-new")),
+    [],
+    "nor a staging folder",
+  );
+
+  const target = createRunDirectory({ root, id: "bad-existing", kind: "dataset" });
+  target.store.close();
+  await assert.rejects(run(["import", bad, "--run", target.directory]), /bad-third\.jsonl:3/);
+  const store = openRunDirectory(target.directory);
+  assert.equal(store.countTrajectories("bad-existing"), 0, "the two good lines are not kept");
+  store.close();
 });
 
 test("--correct-only --no-lossless writes plain OpenAI lines of the correct episodes", async () => {

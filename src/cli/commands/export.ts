@@ -13,7 +13,7 @@
 import { basename, dirname } from "node:path";
 import type { Command } from "commander";
 import {
-  createRunDirectory,
+  createRunDirectoryStaged,
   directoryRun,
   exportOpenAiJsonl,
   type ImportSummary,
@@ -111,35 +111,42 @@ export function register(program: Command): void {
     .requiredOption("--run <runDir>", "run directory to add the trajectories to")
     .option("--json", "print the counts as JSON")
     .action(async (file: string, options: ImportCommandOptions) => {
+      // All or nothing: into an existing run in one transaction; a new run directory is built
+      // aside and moved into place only once the whole file is in (see createRunDirectoryStaged).
       const existing = isRunDirectory(options.run);
-      const store = existing
-        ? openRunDirectory(options.run)
-        : createRunDirectory({
+      let runId: string;
+      let summary: ImportSummary;
+      if (existing) {
+        const store = openRunDirectory(options.run);
+        try {
+          runId = directoryRun(store, options.run).id;
+          summary = await importOpenAiJsonl(store, runId, file);
+        } finally {
+          store.close();
+        }
+      } else {
+        runId = basename(options.run);
+        ({ value: summary } = await createRunDirectoryStaged(
+          {
             root: dirname(options.run),
-            id: basename(options.run),
+            id: runId,
             kind: "dataset",
             config: { source: file, format: "openai-jsonl" },
-          }).store;
-      const runId = directoryRun(store, options.run).id;
-      try {
-        let summary: ImportSummary;
-        try {
-          summary = await importOpenAiJsonl(store, runId, file);
-        } catch (error) {
-          if (!existing) store.finishRun(runId, "failed", { error: String(error) });
-          throw error;
-        }
-        if (!existing) store.finishRun(runId, "completed", summary);
-        if (options.json) {
-          console.log(JSON.stringify({ file, run: runId, created: !existing, ...summary }));
-        } else {
-          console.log(
-            `imported ${summary.imported} of ${summary.lines} lines into run ${runId}` +
-              ` (${summary.duplicates} already there, ${summary.lossless} lossless); ${summary.tools} tool specs`,
-          );
-        }
-      } finally {
-        store.close();
+          },
+          async ({ store, run }) => {
+            const imported = await importOpenAiJsonl(store, run.id, file);
+            store.finishRun(run.id, "completed", imported);
+            return imported;
+          },
+        ));
+      }
+      if (options.json) {
+        console.log(JSON.stringify({ file, run: runId, created: !existing, ...summary }));
+      } else {
+        console.log(
+          `imported ${summary.imported} of ${summary.lines} lines into run ${runId}` +
+            ` (${summary.duplicates} already there, ${summary.lossless} lossless); ${summary.tools} tool specs`,
+        );
       }
     });
 }

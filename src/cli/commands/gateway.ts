@@ -9,6 +9,7 @@
  */
 import type { Command } from "commander";
 import { scoreWorldEpisode } from "../../agents/score-episode.ts";
+import { EPISODE_LIMITS } from "../../gateway/episodes.ts";
 import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
 import { startGateway } from "../../gateway/server.ts";
 import { REWARD_PRESETS, resolveRewardSpec } from "../../reward/index.ts";
@@ -33,6 +34,17 @@ export function register(program: Command): void {
     .option("--top-p <p>", "checkpoint upstream: top_p when a request omits it", "1")
     .option("--max-tokens <n>", "checkpoint upstream: max_tokens when a request omits it", "32")
     .option(
+      "--episode-ttl <s>",
+      "end (and record as failed) an episode idle this many seconds without /end",
+      String(EPISODE_LIMITS.ttlMs / 1000),
+    )
+    .option("--max-episode-calls <n>", "calls one episode may make", String(EPISODE_LIMITS.maxCalls))
+    .option(
+      "--max-episode-bytes <n>",
+      "bytes of requests and responses one episode may hold",
+      String(EPISODE_LIMITS.maxBytes),
+    )
+    .option(
       "--reward <preset>",
       `score episodes of world tasks with a reward preset (${Object.keys(REWARD_PRESETS).join(", ")}), as train rl does`,
     )
@@ -56,6 +68,15 @@ export function register(program: Command): void {
       const gateway = await startGateway({
         upstream,
         ...listen,
+        episodeTtlMs: parseNumber("--episode-ttl", options.episodeTtl, { min: 0.001 }) * 1000,
+        maxEpisodeCalls: parseNumber("--max-episode-calls", options.maxEpisodeCalls, {
+          integer: true,
+          min: 1,
+        }),
+        maxEpisodeBytes: parseNumber("--max-episode-bytes", options.maxEpisodeBytes, {
+          integer: true,
+          min: 1,
+        }),
         onCall: (call) =>
           recording?.store.setState(
             recording.run.id,

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import * as boundary from "./boundary.ts";
 import * as data from "./data.ts";
 import * as demo from "./demo.ts";
+import * as doctor from "./doctor.ts";
 import * as evalCommand from "./eval.ts";
 import * as exportCommands from "./export.ts";
 import * as gateway from "./gateway.ts";
@@ -44,4 +45,5 @@ export const commands: ReadonlyArray<(program: Command) => void> = [
   ui.register,
   verify.register,
   verl.register,
+  doctor.register,
 ];

@@ -16,7 +16,13 @@ import { connectMcpTools, type McpServerSpec, serveHttp, serveStdio } from "../.
 import { createCodeTool, createPythonTool, uniformNoise, worldTools } from "../../tools/index.ts";
 import type { AnyTool } from "../../types/tool.ts";
 import { generateWorld } from "../../world/index.ts";
-import { addToolNoiseOptions, numberOption, parseChoice } from "./options.ts";
+import {
+  addServerOptions,
+  addToolNoiseOptions,
+  numberOption,
+  parseChoice,
+  serverOptions,
+} from "./options.ts";
 
 interface ServeCommandOptions {
   seed: number;
@@ -28,8 +34,10 @@ interface ServeCommandOptions {
   pythonWheels?: string;
   transport: string;
   host: string;
-  port: number;
+  port: string;
   token?: string;
+  insecure?: boolean;
+  allowHost?: string[];
   timeout: number;
 }
 
@@ -62,7 +70,7 @@ export function register(program: Command): void {
     .command("serve")
     .description("expose the world's tools (search, calc; optionally code) as an MCP server")
     .option("--seed <n>", "world seed", numberOption("--seed", { integer: true, min: 0 }), 0);
-  addToolNoiseOptions(serve)
+  addServerOptions(addToolNoiseOptions(serve), { port: 8765, tokenEnv: "AGENTRL_MCP_TOKEN" })
     .option(
       "--top-k <n>",
       "documents per search result",
@@ -75,15 +83,7 @@ export function register(program: Command): void {
       "--python-wheels <dir>",
       "--python: a folder of pure-Python wheels installed offline (e.g. sympy)",
     )
-    .option("--transport <kind>", "stdio or http", "stdio")
-    .option("--host <address>", "address to bind (http)", "127.0.0.1")
-    .option(
-      "--port <n>",
-      "port (http; 0 picks a free one)",
-      numberOption("--port", { integer: true, min: 0, max: 65535 }),
-      8765,
-    )
-    .option("--token <token>", "bearer token required on every request (http; default $AGENTRL_MCP_TOKEN)")
+    .option("--transport <kind>", "stdio, or http (the --host/--port/--token options apply to http)", "stdio")
     .option(
       "--timeout <ms>",
       "per-call timeout",
@@ -99,18 +99,9 @@ export function register(program: Command): void {
         await server.close();
         return;
       }
-      const token = options.token ?? process.env.AGENTRL_MCP_TOKEN;
-      if (!token && !["127.0.0.1", "localhost", "::1"].includes(options.host)) {
-        console.error(
-          `agentrl mcp: warning: serving on ${options.host} without a token; anyone who reaches it can call the tools`,
-        );
-      }
-      const server = await serveHttp(tools, {
-        host: options.host,
-        port: options.port,
-        timeoutMs: options.timeout,
-        ...(token ? { token } : {}),
-      });
+      const listen = serverOptions(options, "AGENTRL_MCP_TOKEN");
+      const token = listen.token;
+      const server = await serveHttp(tools, { ...listen, timeoutMs: options.timeout });
       const names = tools.map((tool) => tool.name).join(", ");
       console.error(
         `agentrl mcp: serving ${names} (world ${options.seed}) at ${server.url}${token ? " (bearer token required)" : ""}`,

@@ -2,7 +2,7 @@
  * Validation of command-line values: a bad value fails fast with the option named and the valid
  * values listed, before any work starts.
  */
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 
 export function parseNumber(
   name: string,
@@ -63,9 +63,16 @@ export function addToolNoiseOptions(command: Command): Command {
     );
 }
 
+/** Commander collector of a repeatable option. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
 /**
- * `--host`, `--port`, `--token` and `--insecure` of a command that serves HTTP: loopback by default,
- * and another address only with a token (or `--insecure`); the token defaults to `tokenEnv`.
+ * `--host`, `--port`, `--token`, `--insecure` and `--allow-host` of a command that serves HTTP
+ * (src/http/boundary.ts): loopback by default, another address only with a token (or `--insecure`);
+ * the token defaults to `tokenEnv`; requests must name a loopback host, the bound address or an
+ * `--allow-host` one.
  */
 export function addServerOptions(
   command: Command,
@@ -79,19 +86,53 @@ export function addServerOptions(
     )
     .option("--port <port>", "port (0 picks a free one)", String(defaults.port))
     .option("--token <token>", `require Authorization: Bearer <token> (default: $${defaults.tokenEnv})`)
-    .option("--insecure", "allow binding a non-loopback address without a token");
+    .option("--insecure", "allow binding a non-loopback address without a token")
+    .option(
+      "--allow-host <host>",
+      "also answer requests whose Host (and Origin) names this host (repeatable; default: loopback names and the bound address)",
+      collect,
+    );
 }
 
 /** The listening options `addServerOptions` added, validated, with the token from `tokenEnv` when not given. */
 export function serverOptions(
-  options: { host: string; port: string; token?: string; insecure?: boolean },
+  options: { host: string; port: string | number; token?: string; insecure?: boolean; allowHost?: string[] },
   tokenEnv: string,
-): { host: string; port: number; token?: string; allowRemote: boolean } {
+): { host: string; port: number; token?: string; allowRemote: boolean; allowHosts: string[] } {
   const token = options.token ?? process.env[tokenEnv] ?? undefined;
+  const allowHosts = options.allowHost ?? [];
+  for (const host of allowHosts) {
+    if (!/^[A-Za-z0-9.:[\]-]+$/.test(host))
+      throw new Error(`--allow-host must be a host name or address (no scheme or path), got "${host}"`);
+  }
   return {
     host: options.host,
     port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
     ...(token ? { token } : {}),
     allowRemote: Boolean(options.insecure),
+    allowHosts,
   };
+}
+
+/**
+ * Keeps a renamed flag working for one release: `alias` (the old name, hidden from `--help`)
+ * sets `target` (the new one, already declared on `command`, whose parser checks the value) and
+ * prints a deprecation note. Giving both is an error.
+ */
+export function addRenamedFlag(command: Command, alias: string, target: string): Command {
+  const targetOption = command.options.find((option) => option.long === target);
+  if (!targetOption) throw new Error(`addRenamedFlag: ${command.name()} has no ${target}`);
+  const aliasOption = new Option(`${alias} <value>`, `renamed ${target}`).hideHelp();
+  command.addOption(aliasOption);
+  return command.hook("preAction", (self) => {
+    const value = self.getOptionValue(aliasOption.attributeName()) as string | undefined;
+    if (value === undefined) return;
+    const key = targetOption.attributeName();
+    if (self.getOptionValueSource(key) === "cli") {
+      throw new Error(`${alias} is the old name of ${target}: give ${target} only`);
+    }
+    console.error(`agentrl ${self.name()}: ${alias} is now ${target}; the old name goes in the next release`);
+    const parsed = targetOption.parseArg ? targetOption.parseArg(value, undefined) : value;
+    self.setOptionValueWithSource(key, parsed, "cli");
+  });
 }

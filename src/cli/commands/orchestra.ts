@@ -6,8 +6,8 @@
  *   agentrl orchestra train --config configs/orchestra/grpo.json  → GRPO through the RL trainer
  *   agentrl orchestra report --policy models/orchestrator-grpo    → HTML section + JSON per axis
  */
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { parseConfigFrom, readConfigFile } from "../../core/config-file.ts";
 import { runOrchestraExperiment, writeOrchestraReport } from "../../orchestra/experiment.ts";
 import { generateOrchestraTasks, orchestraMetadata, validateAxisValue } from "../../orchestra/generate.ts";
 import { AXES } from "../../orchestra/graph.ts";
@@ -112,7 +112,7 @@ export function register(program: Command): void {
         runs: string;
         json?: boolean;
       }) => {
-        const fromFile = JSON.parse(readFileSync(options.config, "utf8"));
+        const fromFile = readConfigFile(options.config, "orchestra pretrain config");
         const overrides: Record<string, unknown> = {};
         if (options.steps) overrides.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });
         if (options.out) overrides.out = options.out;
@@ -123,10 +123,11 @@ export function register(program: Command): void {
         const summary = await runTraining(
           run,
           { label, steps: config.steps, quiet: Boolean(options.json) },
-          async ({ progress }) => {
+          async ({ progress, signal }) => {
             const result = await pretrainOrchestrator({
               ...run,
               runDir: directory,
+              signal,
               onProgress: (p) =>
                 progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
             });
@@ -176,12 +177,14 @@ export function register(program: Command): void {
         json?: boolean;
       }) => {
         const fresh = (): OrchestraTrainConfig => {
-          const raw = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+          const raw = options.config ? readConfigFile(options.config, "orchestra train config") : {};
           if (options.base) raw.base = options.base;
           if (options.out) raw.out = options.out;
           if (options.steps) raw.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });
           if (options.seed) raw.seed = parseNumber("--seed", options.seed, { integer: true, min: 0 });
-          return parseOrchestraTrainConfig(raw);
+          return parseConfigFrom(options.config, "orchestra train config", () =>
+            parseOrchestraTrainConfig(raw),
+          );
         };
         const run = openTrainingRun({
           kind: "rl",

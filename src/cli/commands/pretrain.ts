@@ -2,24 +2,28 @@
  * `agentrl pretrain`: trains a base model from scratch on the generated corpus, with progress,
  * ETA, checkpoints and `--resume`, then writes the base and its model card (pass@1 per family).
  */
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { parseConfigFrom, readConfigFile } from "../../core/config-file.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { parsePretrainConfig } from "../../pretrain/config.ts";
 import { CORPUS_MIXES } from "../../pretrain/corpus.ts";
 import { evaluateForCard, writeModelCard } from "../../pretrain/model-card.ts";
 import { pretrain } from "../../pretrain/pretrain.ts";
+import { finishRunAfterError } from "../../store/run-failure.ts";
 import { createProgress } from "../progress.ts";
-import { openTrainingRun } from "../training-run.ts";
+import { interruptOnSigint, openTrainingRun } from "../training-run.ts";
 
 /** A pretraining run: fresh from a config (file plus flag overrides, validated), or `--resume`d. */
-export function openPretrainRun(options: { resume?: string; runs: string }, fresh: Record<string, unknown>) {
+export function openPretrainRun(
+  options: { resume?: string; runs: string; config?: string },
+  fresh: Record<string, unknown>,
+) {
   return openTrainingRun({
     kind: "pretrain",
     resume: options.resume,
     runs: options.runs,
     parse: parsePretrainConfig,
-    fresh: () => parsePretrainConfig(fresh),
+    fresh: () => parseConfigFrom(options.config, "pretrain config", () => parsePretrainConfig(fresh)),
     defaultId: (c) => `pretrain-${c.name}-${Date.now()}`,
   });
 }
@@ -38,7 +42,7 @@ export function register(program: Command): void {
     .option("--runs <dir>", "root folder of run directories", "runs")
     .option("--json", "print the result as JSON")
     .action(async (options) => {
-      const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+      const fromFile = options.config ? readConfigFile(options.config, "pretrain config") : {};
       const overrides: Record<string, unknown> = {};
       if (options.name) overrides.name = options.name;
       if (options.mix) overrides.mix = options.mix;
@@ -49,12 +53,14 @@ export function register(program: Command): void {
       const progress = createProgress(`pretrain ${config.name}`, config.steps, {
         quiet: Boolean(options.json),
       });
+      const interrupt = interruptOnSigint();
       try {
         const result = await pretrain({
           config,
           runDir: directory,
           store,
           runId,
+          signal: interrupt.signal,
           onProgress: (p) =>
             progress.update(p.step, { loss: p.loss, "tok/s": Math.round(p.tokensPerSecond) }),
         });
@@ -84,9 +90,10 @@ export function register(program: Command): void {
             );
         }
       } catch (error) {
-        store.finishRun(runId, "failed", { error: String(error) });
+        finishRunAfterError(store, runId, error, interrupt.signal);
         throw error;
       } finally {
+        interrupt.dispose();
         store.close();
       }
     });

@@ -1,5 +1,5 @@
 /**
- * `agentrl recipe` (what `npm start` runs): the seed's recipe end to end on the embedded lab, with
+ * `agentrl recipe` (what `npm start` runs): the article's recipe end to end on the embedded lab, with
  * one progress bar and ETA over every stage, and a report at the end.
  *
  *   agentrl recipe                 the default preset (~15 min on 2 cores)
@@ -7,17 +7,20 @@
  *   agentrl recipe --full          longer training and larger evaluations (README: measured duration)
  *   agentrl recipe --config my.json --out runs/my-recipe
  *   agentrl recipe --show-config   print the resolved config (every field) and exit
+ *   agentrl recipe --stages sft-real,select
+ *                                  only those stages and the stages they read (same cache), no report
  *   agentrl recipe compare runs/recipe-default runs/recipe-seed2 runs/recipe-seed3
  *                                  the verdicts of several runs (seeds) side by side
  *
  * Stages are cached by config hash in `<out>/stages/`: after a crash or Ctrl-C the same command
  * continues where it stopped, and a changed field redoes only the stages that depend on it.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "../../recipe/compare.ts";
 import { loadRecipeConfigFile, parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
-import { runRecipe } from "../../recipe/recipe.ts";
+import { clearRecipeOutput } from "../../recipe/output-folder.ts";
+import { type RunRecipeOptions, recipeStagesFor, runRecipe, runRecipeStages } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { interruptOnSigint } from "../training-run.ts";
 import { parseNumber } from "./options.ts";
@@ -28,6 +31,7 @@ interface RecipeCommandOptions {
   config?: string;
   out?: string;
   fresh?: boolean;
+  stages?: string;
   showConfig?: boolean;
   json?: boolean;
   seed?: string;
@@ -43,16 +47,26 @@ export function register(program: Command): void {
   const recipe = program.command("recipe");
   recipe
     .description(
-      "run the seed's recipe end to end (base → selection → SFT → RL → boundary, credit, noise) and write a report",
+      "run the article's recipe end to end (base → selection → SFT → RL → boundary, credit, noise) and write a report",
     )
     .option(
       "--quick",
-      "tiny preset (about a minute on 2 cores): every stage runs, most differences are too small to call",
+      "tiny preset, a smoke run (under a minute on 2 cores; docs/recipe.md has measured times): every stage runs, most differences are too small to call",
     )
-    .option("--full", "large preset (about half an hour on 2 cores): longer RL and SFT, larger evaluations")
+    .option(
+      "--full",
+      "large preset (about half an hour on 2 cores; docs/recipe.md has measured times): longer RL and SFT, larger evaluations, orchestration",
+    )
     .option("--config <file>", "JSON config merged over the preset (fields: src/recipe/config.ts)")
     .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
-    .option("--fresh", "delete the output folder first instead of reusing cached stages")
+    .option(
+      "--fresh",
+      "delete the output folder first instead of reusing cached stages (only a folder the recipe wrote)",
+    )
+    .option(
+      "--stages <names>",
+      "only these stages (comma-separated) and the stages they read, through the same cache; no report",
+    )
     .option("--seed <n>", "top-level seed (training seeds seed … seed + seeds − 1; default 1)")
     .option("--seeds <n>", "training seeds per arm (default 3; quick: 1)")
     .option("--show-config", "print the resolved config and exit")
@@ -75,12 +89,18 @@ export function register(program: Command): void {
         return;
       }
       const out = options.out ?? `runs/recipe-${config.preset}`;
-      if (options.fresh) rmSync(out, { recursive: true, force: true });
+      const stages = options.stages
+        ? recipeStagesFor(
+            config,
+            options.stages.split(",").map((name) => name.trim()),
+          )
+        : undefined;
+      if (options.fresh) clearRecipeOutput(out);
       process.stderr.write(`recipe (${config.preset}) → ${out}\n`);
       let progress: Progress | null = null;
       const interrupt = interruptOnSigint();
       try {
-        const run = await runRecipe({
+        const runOptions: RunRecipeOptions = {
           config,
           out,
           signal: interrupt.signal,
@@ -90,10 +110,22 @@ export function register(program: Command): void {
               process.stderr.write(`\n  ${name}: done in ${seconds.toFixed(0)}s\n`);
           },
           onProgress: ({ stage, done, total, info }) => {
-            progress ??= createProgress("recipe", Math.max(1, Math.round(total)));
+            progress ??= createProgress("recipe", Math.max(1, Math.round(total)), {
+              quiet: Boolean(options.json),
+            });
             progress.update(Math.round(done), { stage, ...(info ? { at: info } : {}) });
           },
-        });
+        };
+        if (stages) {
+          const { results, outcomes } = await runRecipeStages({ ...runOptions, stages });
+          (progress as Progress | null)?.stop();
+          if (options.json) console.log(JSON.stringify({ outcomes, results }, null, 2));
+          else
+            for (const outcome of outcomes)
+              console.log(`${outcome.name}: ${outcome.cached ? "cached" : "done"}`);
+          return;
+        }
+        const run = await runRecipe(runOptions);
         (progress as Progress | null)?.stop();
         if (options.json) {
           console.log(JSON.stringify({ files: run.files, verdicts: run.report.verdicts }, null, 2));

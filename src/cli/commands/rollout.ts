@@ -9,6 +9,7 @@ import { rolloutTasks, worldToolsFor } from "../../env/task-set.ts";
 import { type RolloutStats, rolloutStatsByFamily } from "../../eval/rollout-stats.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { createRunDirectory, TOOL_SPECS_STATE_KEY } from "../../store/index.ts";
+import { finishRunAfterError } from "../../store/run-failure.ts";
 import { toolSpec, uniformNoise } from "../../tools/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { checkAnswer } from "../../world/index.ts";
@@ -79,7 +80,7 @@ export function register(program: Command): void {
           printStats(directory, policy.id, stats);
         }
       } catch (error) {
-        store.finishRun(run.id, "failed", { error: String(error) });
+        finishRunAfterError(store, run.id, error);
         throw error;
       } finally {
         store.close();

@@ -55,5 +55,5 @@ test("agentrl serve refuses a public address without a token", async () => {
   });
   const [code] = await once(child, "exit");
   assert.notEqual(code, 0);
-  assert.match(stderr, /refusing to serve on 0\.0\.0\.0 without a token/);
+  assert.match(stderr, /refusing to listen on 0\.0\.0\.0 without a token/);
 });

@@ -9,11 +9,11 @@
  *
  * The trained checkpoint goes to `<run>/model` (or `--out`); every `--policy` option loads it.
  */
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { agentRollout } from "../../agents/agent-rollout.ts";
 import { loadAgent } from "../../agents/load-agent.ts";
 import { parseRlRunConfig, type RlRunConfig, resumedRunAgent } from "../../agents/rl-run.ts";
+import { parseConfigFrom, readConfigFile } from "../../core/config-file.ts";
 import { REWARD_PRESETS } from "../../reward/index.ts";
 import { parseRlConfig, RL_ESTIMATORS, type RlConfig } from "../../rl/config.ts";
 import { trainRl } from "../../rl/train.ts";
@@ -73,7 +73,7 @@ const NUMBER_FLAGS = [
 
 /** The config from `--config` plus flag overrides (validated; the error names the bad field). */
 export function rlConfigFrom(options: RlCommandOptions): RlConfig {
-  const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+  const fromFile = options.config ? readConfigFile(options.config, "train rl config") : {};
   const overrides: Record<string, unknown> = {};
   for (const key of ["base", "name", "estimator", "reward", "aggregation", "taskFile", "out"] as const) {
     if (options[key] !== undefined) overrides[key] = options[key];
@@ -88,7 +88,9 @@ export function rlConfigFrom(options: RlCommandOptions): RlConfig {
     const raw = options[key];
     if (raw !== undefined) overrides[key] = parseNumber(flag, raw, { min: 0 });
   }
-  return parseRlConfig({ ...fromFile, ...overrides });
+  return parseConfigFrom(options.config, "train rl config", () =>
+    parseRlConfig({ ...fromFile, ...overrides }),
+  );
 }
 
 /** The config an RL run directory was started with, read without reopening the run. */

@@ -9,8 +9,8 @@
  * The fine-tuned checkpoint goes to `<run>/model` (or `--out`); `agentrl eval --policy <it>` and
  * every other `--policy` option load it.
  */
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { parseConfigFrom, readConfigFile } from "../../core/config-file.ts";
 import { parseSftConfig, type SftConfig } from "../../sft/config.ts";
 import { trainSft } from "../../sft/train.ts";
 import { openTrainingRun, runTraining } from "../training-run.ts";
@@ -33,7 +33,7 @@ interface SftCommandOptions {
 
 /** The config from `--config` plus flag overrides (validated; the error names the bad field). */
 function configFrom(options: SftCommandOptions): SftConfig {
-  const fromFile = options.config ? JSON.parse(readFileSync(options.config, "utf8")) : {};
+  const fromFile = options.config ? readConfigFile(options.config, "train sft config") : {};
   const overrides: Record<string, unknown> = {};
   if (options.data) overrides.data = options.data;
   if (options.base) overrides.base = options.base;
@@ -43,7 +43,9 @@ function configFrom(options: SftCommandOptions): SftConfig {
   if (options.learningRate)
     overrides.learningRate = parseNumber("--learning-rate", options.learningRate, { min: 0 });
   if (options.seed) overrides.seed = parseNumber("--seed", options.seed, { integer: true, min: 0 });
-  return parseSftConfig({ ...fromFile, ...overrides });
+  return parseConfigFrom(options.config, "train sft config", () =>
+    parseSftConfig({ ...fromFile, ...overrides }),
+  );
 }
 
 /** Adds the `sft` subcommand to a `train` command. */

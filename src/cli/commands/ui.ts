@@ -5,25 +5,25 @@
  */
 import type { Command } from "commander";
 import { DASHBOARD_DEFAULTS, startDashboard } from "../../ui/server.ts";
-import { parseNumber } from "./options.ts";
+import { addServerOptions, serverOptions } from "./options.ts";
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("ui")
-    .description("a local read-only web dashboard over every run store under a folder")
+    .description(
+      "a local read-only web dashboard over every run store under a folder (open /?token=<token>)",
+    );
+  addServerOptions(command, {
+    host: DASHBOARD_DEFAULTS.host,
+    port: DASHBOARD_DEFAULTS.port,
+    tokenEnv: "AGENTRL_UI_TOKEN",
+  })
     .option("--runs <dir>", "folder searched for run stores (*.sqlite, any depth)", DASHBOARD_DEFAULTS.runs)
-    .option("--host <host>", "address to bind (another than loopback needs --token)", DASHBOARD_DEFAULTS.host)
-    .option("--port <port>", "port (0 picks a free one)", String(DASHBOARD_DEFAULTS.port))
-    .option("--token <token>", "require this token (default: $AGENTRL_UI_TOKEN); open /?token=<token>")
     .option("--json", "print {url, runs} as JSON once listening")
     .action(async (options) => {
-      const token: string | undefined = options.token ?? process.env.AGENTRL_UI_TOKEN ?? undefined;
-      const dashboard = await startDashboard({
-        runs: options.runs,
-        host: options.host,
-        port: parseNumber("--port", options.port, { integer: true, min: 0, max: 65535 }),
-        ...(token ? { token } : {}),
-      });
+      const listen = serverOptions(options, "AGENTRL_UI_TOKEN");
+      const token = listen.token;
+      const dashboard = await startDashboard({ runs: options.runs, ...listen });
       if (options.json) console.log(JSON.stringify({ url: dashboard.url, runs: dashboard.root }));
       else {
         const address = token ? `${dashboard.url}/?token=<token>` : `${dashboard.url}/`;

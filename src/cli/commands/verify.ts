@@ -12,35 +12,31 @@
 import type { Command } from "commander";
 import { readTaskFile } from "../../tasks/index.ts";
 import { SERVED_VERIFIERS, type ServedVerifierName, serveVerify } from "../../verify/serve.ts";
-import { numberOption, parseChoice } from "./options.ts";
+import { addServerOptions, parseChoice, serverOptions } from "./options.ts";
 
 export function register(program: Command): void {
   const verify = program.command("verify").description("score answers with agentrl's verifiers");
-  verify
+  const serve = verify
     .command("serve")
-    .description("serve the verifiers over HTTP (POST /verify), for verl's compute_score")
+    .description("serve the verifiers over HTTP (POST /verify), for verl's compute_score");
+  addServerOptions(serve, { port: 8301, tokenEnv: "AGENTRL_VERIFY_TOKEN" })
     .requiredOption("--verifier <name>", `default verifier (${SERVED_VERIFIERS.join(", ")})`)
     .option("--tasks <file>", "task file whose tasks requests may name by task_id")
-    .option("--host <address>", "address to bind", "127.0.0.1")
-    .option(
-      "--port <n>",
-      "port (0 picks a free one)",
-      numberOption("--port", { integer: true, min: 0, max: 65535 }),
-      8301,
-    )
-    .option("--token <token>", "bearer token required on every request (default $AGENTRL_VERIFY_TOKEN)")
     .action(
-      async (options: { verifier: string; tasks?: string; host: string; port: number; token?: string }) => {
+      async (options: {
+        verifier: string;
+        tasks?: string;
+        host: string;
+        port: string;
+        token?: string;
+        insecure?: boolean;
+        allowHost?: string[];
+      }) => {
         const verifier = parseChoice<ServedVerifierName>("--verifier", options.verifier, SERVED_VERIFIERS);
+        const listen = serverOptions(options, "AGENTRL_VERIFY_TOKEN");
+        const token = listen.token;
         const tasks = options.tasks ? await readTaskFile(options.tasks) : undefined;
-        const token = options.token ?? process.env.AGENTRL_VERIFY_TOKEN;
-        const running = await serveVerify({
-          verifier,
-          host: options.host,
-          port: options.port,
-          ...(token ? { token } : {}),
-          ...(tasks ? { tasks } : {}),
-        });
+        const running = await serveVerify({ verifier, ...listen, ...(tasks ? { tasks } : {}) });
         console.error(
           `agentrl verify: ${verifier} at ${running.url}/verify${tasks ? ` (${tasks.length} tasks)` : ""}${token ? " (bearer token required)" : ""}`,
         );

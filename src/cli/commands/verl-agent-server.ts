@@ -10,9 +10,10 @@
  * requests that name none (a checkpoint served in process, or openai:<url>#<model>). With
  * `--store <dir>` every episode is kept as it ends (a run directory, created if missing).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { loadAgent } from "../../agents/load-agent.ts";
+import { readJsonFile } from "../../core/config-file.ts";
 import { DEFAULT_BUDGETS, type EpisodeBudgets } from "../../env/run-episodes.ts";
 import { LONG_FORM_BUDGETS, openToolSetup, resolveEvalTasks } from "../../eval/run-eval.ts";
 import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
@@ -24,7 +25,7 @@ import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type Task, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
 import { startAgentServer } from "../../verl/agent-server.ts";
-import { addServerOptions, parseChoice, parseNumber, serverOptions } from "./options.ts";
+import { addServerOptions, collect, parseChoice, parseNumber, serverOptions } from "./options.ts";
 
 function rewardOf(raw: string): RewardSpec | string {
   if (raw in REWARD_PRESETS) return raw;
@@ -32,12 +33,7 @@ function rewardOf(raw: string): RewardSpec | string {
     throw new Error(
       `--reward: "${raw}" is neither a preset (${Object.keys(REWARD_PRESETS).join(", ")}) nor a JSON spec file`,
     );
-  let spec: unknown;
-  try {
-    spec = JSON.parse(readFileSync(raw, "utf8"));
-  } catch (error) {
-    throw new Error(`--reward ${raw}: not valid JSON: ${(error as Error).message}`);
-  }
+  const spec = readJsonFile(raw, "--reward");
   if (typeof spec !== "object" || spec === null || !Array.isArray((spec as RewardSpec).outcome))
     throw new Error(`--reward ${raw}: a spec is {"outcome": [{"name": …, "weight"?: …}], "turn"?: […]}`);
   return resolveRewardSpec(spec as RewardSpec);
@@ -55,6 +51,12 @@ export function register(program: Command): void {
       "--upstream <policy>",
       "rollout server for requests that name none: checkpoint directory, scripted policy, or openai:<base-url>#<model>",
     )
+    .option(
+      "--upstream-allow <url-prefix>",
+      "rollout servers requests may name in upstream.base_url: this URL and below it (repeatable; default: only --upstream)",
+      collect,
+    )
+    .option("--max-gateways <n>", "idle per-(rollout server, sampling) recording gateways kept open", "16")
     .option(
       "--tasks <file|count>",
       "tasks requests may name by task_id: a task file (.jsonl, .json, .parquet; needs --verifier) or a number of world tasks",
@@ -180,6 +182,8 @@ export function register(program: Command): void {
       let lastReport = Date.now();
       const server = await startAgentServer({
         ...listen,
+        upstreamAllow: options.upstreamAllow ?? [],
+        maxGateways: parseNumber("--max-gateways", options.maxGateways, { integer: true, min: 1 }),
         tasks,
         ...(verifier ? { verifier } : {}),
         ...(fileTools ? { fileTools: fileTools.tools } : {}),

@@ -2,7 +2,7 @@
  * `agentrl verl`: hand agentrl tasks to verl for GRPO on a GPU cluster, and read verl's dumps back.
  *
  *   agentrl verl init --tasks world --model Qwen/Qwen3-4B --out jobs/world-grpo
- *   agentrl verl init --tasks aime.jsonl --verifier math --model Qwen/Qwen3-4B --out jobs/aime --verl-version 0.8+
+ *   agentrl verl init --tasks aime.jsonl --verifier math --model Qwen/Qwen3-4B --out jobs/aime --verl-version 0.9
  *   agentrl verl init --tasks world --mode tool --world-seed 3 --model Qwen/Qwen2.5-3B-Instruct --out jobs/tool
  *   agentrl verl import jobs/world-grpo/outputs/validation --tasks jobs/world-grpo/data/val.parquet --out runs
  *
@@ -11,11 +11,15 @@
  * world `--world-seed` that `agentrl mcp serve --seed` serves, split train/val. A task file needs
  * `--verifier`; its validation tasks are `--val-tasks <file>` or a seeded `--val-fraction` of it.
  *
+ * Before writing, `init` runs agentrl doctor's cheap checks (verifier, reward hacking) on the training
+ * tasks and refuses a job that fails them, unless `--no-doctor` (src/doctor/preflight.ts).
+ *
  * `import` turns each `<step>.jsonl` of a dump folder into an eval run (src/verl/import.ts).
  */
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { hashString, mixSeeds } from "../../core/random.ts";
+import { preflightJob } from "../../doctor/preflight.ts";
 import { cachedWorld, rolloutTasks } from "../../env/task-set.ts";
 import { readRows, readTaskFile, taskFileFormat } from "../../tasks/index.ts";
 import { toolSpec } from "../../tools/index.ts";
@@ -23,9 +27,10 @@ import type { Task } from "../../types/task.ts";
 import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { importVerlDumps } from "../../verl/import.ts";
 import { VERL_MODES, VERL_VERSIONS, type VerlMode, type VerlVersion, verlInit } from "../../verl/init.ts";
+import { VERL_ESTIMATORS, type VerlEstimator } from "../../verl/versions.ts";
 import { generateTasks } from "../../world/index.ts";
 import { servedTools } from "./mcp.ts";
-import { numberOption, parseChoice, parseNumber } from "./options.ts";
+import { addRenamedFlag, numberOption, parseChoice, parseNumber } from "./options.ts";
 
 interface InitFlags {
   tasks: string;
@@ -34,11 +39,14 @@ interface InitFlags {
   out: string;
   verlVersion: string;
   mode: string;
+  estimator?: string;
+  toolCallParser: string;
+  maxInfraFailureRate: number;
   valTasks?: string;
   valFraction: number;
   trainCount: number;
   valCount: number;
-  seed: number;
+  taskSeed: number;
   worldSeed: number;
   code?: boolean;
   python?: boolean;
@@ -53,6 +61,7 @@ interface InitFlags {
   gpus: number;
   nodes: number;
   json?: boolean;
+  doctor: boolean;
 }
 
 /** Tasks of a file: a job's parquet (`extra_info.agentrl.task`) or any task file. */
@@ -92,7 +101,7 @@ export function register(program: Command): void {
     .command("verl")
     .description("write a verl GRPO job for agentrl tasks; import verl's dumps");
   const int = (name: string, min = 1) => numberOption(name, { integer: true, min });
-  verl
+  const init = verl
     .command("init")
     .description("write a ready-to-run verl job: RL parquet, agent loop or tools, reward, launch script")
     .requiredOption(
@@ -108,6 +117,21 @@ export function register(program: Command): void {
       "agent: agentrl's agent loop via agent-server; tool: verl's tool_agent with our tools",
       "agent",
     )
+    .option(
+      "--estimator <name>",
+      `agent mode's advantage estimator (${VERL_ESTIMATORS.join(", ")}; default mt-grpo: turn-level credit)`,
+    )
+    .option(
+      "--tool-call-parser <name>",
+      "vLLM's tool-call parser for the rollout servers (agent mode)",
+      "hermes",
+    )
+    .option(
+      "--max-infra-failure-rate <x>",
+      "agent mode: stop the job when more than this share of a step's samples failed outside the policy",
+      numberOption("--max-infra-failure-rate", { min: 0, max: 1 }),
+      0.2,
+    )
     .option("--val-tasks <file>", "validation task file (task-file mode)")
     .option(
       "--val-fraction <f>",
@@ -117,7 +141,7 @@ export function register(program: Command): void {
     )
     .option("--train-count <n>", "world: training tasks", int("--train-count"), 2000)
     .option("--val-count <n>", "world: validation tasks", int("--val-count"), 200)
-    .option("--seed <n>", "task selection seed", int("--seed", 0), 1)
+    .option("--task-seed <n>", "task selection seed (and the held-out split's)", int("--task-seed", 0), 1)
     .option(
       "--world-seed <n>",
       "tool mode, world tasks: the one world (agentrl mcp serve --seed)",
@@ -126,7 +150,7 @@ export function register(program: Command): void {
     )
     .option("--code", "also give the episodes the sandboxed JavaScript code tool")
     .option("--python", "also give the episodes the sandboxed Python tool")
-    .option("--group-size <n>", "GRPO group size, rollout.n (the seed: 8-16)", int("--group-size", 2), 8)
+    .option("--group-size <n>", "GRPO group size, rollout.n (the article: 8-16)", int("--group-size", 2), 8)
     .option("--val-n <n>", "validation samples per task, val_kwargs.n", int("--val-n"), 16)
     .option("--batch-size <n>", "prompts per step, data.train_batch_size", int("--batch-size"), 64)
     .option("--max-turns <n>", "assistant turns per episode", int("--max-turns"), 8)
@@ -147,9 +171,14 @@ export function register(program: Command): void {
     .option("--gpus <n>", "GPUs per node", int("--gpus"), 8)
     .option("--nodes <n>", "nodes", int("--nodes"), 1)
     .option("--json", "print the summary as JSON")
+    .option("--no-doctor", "skip agentrl doctor's verifier and reward-hacking checks before writing the job")
     .action(async (flags: InitFlags) => {
       const verlVersion = parseChoice<VerlVersion>("--verl-version", flags.verlVersion, VERL_VERSIONS);
       const mode = parseChoice<VerlMode>("--mode", flags.mode, VERL_MODES);
+      const estimator =
+        flags.estimator === undefined
+          ? undefined
+          : parseChoice<VerlEstimator>("--estimator", flags.estimator, VERL_ESTIMATORS);
       let train: Task[];
       let val: Task[];
       let verifier: string;
@@ -158,13 +187,13 @@ export function register(program: Command): void {
           throw new Error("--verifier: world tasks use the world's answer check (leave --verifier out)");
         verifier = "world";
         if (mode === "agent") {
-          train = rolloutTasks({ split: "train", count: flags.trainCount, seed: flags.seed });
-          val = rolloutTasks({ split: "test", count: flags.valCount, seed: flags.seed });
+          train = rolloutTasks({ split: "train", count: flags.trainCount, seed: flags.taskSeed });
+          val = rolloutTasks({ split: "test", count: flags.valCount, seed: flags.taskSeed });
         } else {
           const all = generateTasks(cachedWorld(flags.worldSeed), {
             count: flags.trainCount + flags.valCount,
             split: "train",
-            seed: flags.seed,
+            seed: flags.taskSeed,
           });
           val = all.slice(0, flags.valCount);
           train = all.slice(flags.valCount);
@@ -178,12 +207,22 @@ export function register(program: Command): void {
           train = tasks;
           val = await readJobOrTaskFile(flags.valTasks);
         } else {
-          ({ train, val } = splitTasks(tasks, flags.valFraction, flags.seed));
+          ({ train, val } = splitTasks(tasks, flags.valFraction, flags.taskSeed));
         }
       }
+      if (flags.doctor)
+        await preflightJob({ tasks: train, verifier, code: flags.code, python: flags.python });
       const tools =
         mode === "tool"
           ? servedTools({ seed: flags.worldSeed, code: flags.code, python: flags.python }).map(toolSpec)
+          : undefined;
+      // The tools an agent-mode episode gets: the world's (with --code/--python) for world tasks,
+      // only --code/--python for a task file. Their schemas count toward the prompt length.
+      const promptTools =
+        mode === "agent"
+          ? servedTools({ seed: 0, code: flags.code, python: flags.python })
+              .map(toolSpec)
+              .filter((tool) => verifier === "world" || tool.name === "code" || tool.name === "python")
           : undefined;
       const mcpArgs = [
         "--seed",
@@ -203,6 +242,10 @@ export function register(program: Command): void {
         verlVersion,
         mode,
         ...(tools ? { tools, mcpArgs } : {}),
+        ...(promptTools ? { promptTools } : {}),
+        ...(estimator ? { estimator } : {}),
+        toolCallParser: flags.toolCallParser,
+        maxInfraFailureRate: flags.maxInfraFailureRate,
         agentServerArgs: [
           ...(verifier === "world" ? [] : ["--verifier", verifier]),
           ...(flags.code ? ["--code"] : []),
@@ -238,7 +281,9 @@ export function register(program: Command): void {
       }
     });
 
-  verl
+  addRenamedFlag(init, "--seed", "--task-seed");
+
+  const importCommand = verl
     .command("import")
     .description("verl rollout/validation dumps (<step>.jsonl) into eval runs for boundary and report")
     .argument("<dump>", "a verl rollout_data_dir or validation_data_dir, or one <step>.jsonl")
@@ -248,7 +293,7 @@ export function register(program: Command): void {
     )
     .option("--step <n...>", "only these steps (default every step in the folder)")
     .option("--threshold <x>", "score at or above which a sample without `acc` is correct", "1")
-    .option("--out <dir>", "root folder of the runs", "runs")
+    .option("--runs <dir>", "root folder of run directories", "runs")
     .option("--prefix <name>", "run ids are <prefix>-step<N> (default verl-<folder name>)")
     .option("--label <name>", "policy label of the runs in reports")
     .option("--json", "print the imported runs as JSON")
@@ -259,7 +304,7 @@ export function register(program: Command): void {
           tasks?: string;
           step?: string[];
           threshold: string;
-          out: string;
+          runs: string;
           prefix?: string;
           label?: string;
           json?: boolean;
@@ -273,7 +318,7 @@ export function register(program: Command): void {
             ? { steps: flags.step.map((step) => parseNumber("--step", step, { integer: true, min: 0 })) }
             : {}),
           threshold: parseNumber("--threshold", flags.threshold, {}),
-          runsRoot: flags.out,
+          runsRoot: flags.runs,
           ...(flags.prefix ? { prefix: flags.prefix } : {}),
           ...(flags.label ? { label: flags.label } : {}),
         });
@@ -283,6 +328,8 @@ export function register(program: Command): void {
           tasks: run.tasks,
           n: run.n,
           dropped: run.dropped,
+          infra: run.infra,
+          alreadyImported: run.alreadyImported,
           metrics: run.result.metrics,
         }));
         if (flags.json) {
@@ -293,9 +340,10 @@ export function register(program: Command): void {
           const pass1 = run.result.curves.overall.find((point) => point.k === 1)?.passAtK ?? Number.NaN;
           const passN = run.result.curves.overall.find((point) => point.k === run.n)?.passAtK ?? Number.NaN;
           console.log(
-            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}`,
+            `step ${run.step}: ${run.directory} — ${run.tasks} tasks x n = ${run.n}; pass@1 ${pass1.toFixed(3)}, pass@${run.n} ${passN.toFixed(3)}${run.dropped ? ` (${run.dropped} samples beyond n dropped)` : ""}${run.infra ? ` (${run.infra} infra failures left out)` : ""}${run.alreadyImported ? " (already imported)" : ""}`,
           );
         }
       },
     );
+  addRenamedFlag(importCommand, "--out", "--runs");
 }

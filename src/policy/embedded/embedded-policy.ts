@@ -13,7 +13,8 @@
  * Randomness: turn k of an episode samples from `createRng(mixSeeds(mixSeeds(seed, context.seed), k))`
  * where `seed` is the policy's option (default 0). A (policy seed, episode seed) pair therefore
  * reproduces an episode whatever else is in the batch. Log-probs follow sampler.ts: log
- * softmax(logits / temperature), before top-p truncation.
+ * softmax(logits / temperature), before top-p truncation. A context's own `sampling` overrides the
+ * policy's temperature and top-p for that context (rows of one batch may differ).
  *
  * More contexts than `capacity` are served in groups; slots of episodes outside the current group
  * are evicted least-recently-used first and rebuilt when their episode comes back.
@@ -161,7 +162,7 @@ export class EmbeddedPolicy implements Policy {
         maxNew: Math.max(0, context.maxTokens),
         stop: this.#stopIds,
         rng: createRng(mixSeeds(mixSeeds(this.seed, context.seed), context.turns.length)),
-        sampling: { temperature: this.temperature, topP: this.topP },
+        sampling: context.sampling ?? { temperature: this.temperature, topP: this.topP },
       })),
     );
     return results.map((result) => ({

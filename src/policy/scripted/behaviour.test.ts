@@ -12,7 +12,7 @@ import {
   worldSeeds,
 } from "../../world/index.ts";
 import { createBehaviourPolicy, createExpertPolicy, MENTAL_MATH_ACCURACY, scriptedPolicy } from "./index.ts";
-import { type MiniEpisode, type MiniNoise, runMiniEpisode } from "./mini-env.ts";
+import { type MiniEpisode, type MiniNoise, runMiniEpisode } from "./testing-mini-env.ts";
 
 const NOISE: MiniNoise = { error: 0.1, empty: 0.05, timeout: 0.05, corrupted: 0.1 };
 

@@ -6,7 +6,7 @@ import { TASK_FAMILIES, type Task } from "../../types/task.ts";
 import type { Turn } from "../../types/trajectory.ts";
 import { generateTasks, generateWorld, type World, worldSeeds } from "../../world/index.ts";
 import { createExpertPolicy, expertAgent, nextAction, renderAction } from "./index.ts";
-import { type MiniNoise, runMiniEpisode } from "./mini-env.ts";
+import { type MiniNoise, runMiniEpisode } from "./testing-mini-env.ts";
 
 const NOISE: MiniNoise = { error: 0.1, empty: 0.05, timeout: 0.05, corrupted: 0.1 };
 

@@ -18,7 +18,7 @@ const estimate = (mean: number, lower: number, upper: number) => ({
   tasks: 24,
 });
 
-test("a claim called against the seed gets the cause its runs' numbers show, checked in order", () => {
+test("a claim called against the article gets the cause its runs' numbers show, checked in order", () => {
   // half the steps or more without a group with signal: no learning signal, whatever the effect
   assert.match(
     measuredCause(estimate(0.01, -0.02, 0.04), 0.05, [run({ noSignalSteps: 4 }), run({ name: "other" })]),
@@ -49,5 +49,5 @@ test("finishing verdicts: a 'not reproduced' without a cause is a bug in the mod
   assert.throws(() => finishVerdicts([{ ...verdict }], 0.05), /x.*without a measured cause/);
   const reproduced = { ...verdict, status: "reproduced" as const, cause: "left over" };
   finishVerdicts([reproduced], 0.05);
-  assert.equal("cause" in reproduced, false, "only a claim called against the seed keeps a cause");
+  assert.equal("cause" in reproduced, false, "only a claim called against the article keeps a cause");
 });

@@ -79,9 +79,9 @@ export function statusCell(status: Verdict["status"]): Cell {
 
 /**
  * Completes each verdict's evidence with what its status rests on: the margin clause of a claim
- * called against the seed by its margin, and for an inconclusive one its interval's half-width and
+ * called against the article by its margin, and for an inconclusive one its interval's half-width and
  * roughly how many tasks would call it. An explanation (and its example stage) is kept only on a
- * claim called against the seed: the modules write one for every claim that can be.
+ * claim called against the article: the modules write one for every claim that can be.
  */
 export function finishVerdicts(verdicts: Verdict[], margin: number): void {
   for (const verdict of verdicts) {

@@ -12,7 +12,8 @@
  *   rollouts, or twice by one). Each step's discounted return
  *     R_{i,t} = Σ_{k>=t} γ^{k-t} r_{i,k},  r_{i,k} = turnRewards[k] (null → 0) + outcome on the last turn
  *   (γ = 0.95, the paper's) is normalised within its step group the same way. A step group of one
- *   has nothing to compare with: A^S = 0 (verl-agent keeps the raw return there).
+ *   has nothing to compare with: A^S = 0 (verl-agent's `step_norm_reward` gives 0 there too: its
+ *   mean is the step's own return).
  *
  * The per-turn-index bias (verl RFC #7244, see mt-grpo.ts) does not arise here: a step's baseline
  * is the mean return of the steps that start from the same STATE, which the step's own action
@@ -22,9 +23,16 @@
  * (from-trajectory.ts) two different contexts that end in the same observation count as one state.
  *
  * Conventions as in grpo.ts: sample std, ε added to the std, a group with fewer than two scored
- * episodes gets A^E = 0, null outcomes give the episode 0 and leave it out of every group.
- * verl-agent's default mode is `mean_norm` (normalisation "none" here); ours defaults to `std`
- * like the paper's main setting; both are one option away.
+ * episodes (or whose values are all equal) gets exactly 0, null outcomes give the episode 0 and
+ * leave it out of every group.
+ *
+ * Where it differs from verl-agent (`core_gigpo.py`):
+ * - Episode-level weighting: here each episode counts once in its group's mean and std (the
+ *   paper's Eq. 3). verl-agent's default (`compute_mean_std_cross_steps=True`) takes them over
+ *   its batch rows, one per step, so an episode weighs as many times as it has steps and long
+ *   episodes pull the baseline towards themselves.
+ * - Normalisation: verl-agent's default mode is `mean_norm` (normalisation "none" here); ours
+ *   defaults to `std` like the paper's main setting; both are one option away.
  */
 import { broadcastTurns, checkBatch, groupIndices, groupNormalize } from "./groups.ts";
 import { ADVANTAGE_DEFAULTS, checkOptions } from "./options.ts";

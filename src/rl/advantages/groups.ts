@@ -4,7 +4,10 @@
  * Conventions (pinned by tests): the std is the SAMPLE std (Bessel's n - 1, as torch.std in verl
  * and TRL); null rewards are left out of means and stds; a group with fewer than two scored
  * episodes carries no relative signal and gets advantage 0 (verl instead keeps a singleton's raw
- * reward as its advantage; TRL requires groups of at least two).
+ * reward as its advantage; TRL requires groups of at least two). A group whose scored rewards are
+ * all equal gets exactly 0 too, decided by comparing the values rather than by the arithmetic:
+ * `r - mean` of {0.1, 0.1, 0.1} is a rounding residue (~1e-17), and dividing it by a std of the
+ * same size (plus ε) gave −0.8165 at ε = 0 and ~1e-11 at the default ε instead of 0.
  */
 import type { AdvantageBatch, AdvantageEpisode } from "./types.ts";
 
@@ -43,9 +46,21 @@ export function moments(values: readonly (number | null)[]): Moments {
   return { count, mean, std: Math.sqrt(squares / (count - 1)) };
 }
 
+/** True when the non-null values are all the same number (none or one value counts as equal). */
+export function allEqual(values: readonly (number | null)[]): boolean {
+  let first: number | null = null;
+  for (const value of values) {
+    if (value === null) continue;
+    if (first === null) first = value;
+    else if (value !== first) return false;
+  }
+  return true;
+}
+
 /**
  * Group-relative scores: `(r - mean) / (std + epsilon)` (`std`) or `r - mean` (`none`) over the
- * non-null values; null stays null; a group with fewer than two non-null values gives 0.
+ * non-null values; null stays null; a group with fewer than two non-null values, or whose values
+ * are all equal, gives exactly 0.
  */
 export function groupNormalize(
   values: readonly (number | null)[],
@@ -53,9 +68,10 @@ export function groupNormalize(
   epsilon: number,
 ): (number | null)[] {
   const { count, mean, std } = moments(values);
+  const flat = allEqual(values);
   return values.map((value) => {
     if (value === null) return null;
-    if (count < 2) return 0;
+    if (count < 2 || flat) return 0;
     return normalization === "std" ? (value - mean) / (std + epsilon) : value - mean;
   });
 }

@@ -6,8 +6,10 @@
  *
  * verl's conventions: SAMPLE std (torch.std, n - 1) and ε = 1e-6 added to the std, outside the
  * square root. Ours differs from verl in one place: a group with fewer than two scored episodes
- * gets 0 (verl keeps a singleton's raw reward). A zero-variance group gets exactly 0
- * ((r - mean) = 0 before the division). Null outcomes: excluded from the group's mean and std,
+ * gets 0 (verl keeps a singleton's raw reward). A group whose scored rewards are all equal gets
+ * exactly 0, checked on the values (groups.ts): computing (r - mean)/(std + ε) there divides
+ * rounding residue by rounding residue ({0.1, 0.1, 0.1} gave −0.8165 at ε = 0) and 0/0 at ε = 0
+ * ({1, 1} gave NaN). Null outcomes: excluded from the group's mean and std,
  * advantage 0.
  */
 import { broadcast, checkBatch, groupIndices, groupNormalize } from "./groups.ts";

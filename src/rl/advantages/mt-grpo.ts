@@ -40,9 +40,10 @@
  * normalisation is off by a third.
  *
  * A group with fewer than two scored episodes gets 0; a null outcome gives the episode 0 and
- * removes it from both baselines.
+ * removes it from both baselines. A turn index whose rewards are all equal gives d = 0 exactly,
+ * and a group whose turn rewards are all equal (all 0, say) gets A^T = 0 exactly, at any ε.
  */
-import { broadcastTurns, checkBatch, groupIndices, moments } from "./groups.ts";
+import { allEqual, broadcastTurns, checkBatch, groupIndices, moments } from "./groups.ts";
 import { outcomeGroupAdvantages } from "./grpo.ts";
 import { ADVANTAGE_DEFAULTS, checkOptions } from "./options.ts";
 import type { AdvantageBatch, AdvantageEstimator, AdvantageOptions } from "./types.ts";
@@ -62,13 +63,17 @@ export function turnLevelAdvantages(batch: AdvantageBatch, options: AdvantageOpt
       const rewards = batch.episodes[i].turnRewards;
       return Array.from({ length: turns }, (_, s) => (s < rewards.length ? rewards[s] : 0));
     });
-    const baseline = Array.from({ length: turns }, (_, s) => moments(padded.map((row) => row[s])).mean);
+    const columns = Array.from({ length: turns }, (_, s) => padded.map((row) => row[s]));
+    const baseline = columns.map((column) => moments(column).mean);
+    // A turn index whose rewards are all equal carries no signal: d = 0 exactly (r - mean would
+    // leave a rounding residue that the std scaling below blows up).
+    const flat = columns.map((column) => allEqual(column));
     const togo = padded.map((row) => {
       const d = new Array<number>(turns).fill(0);
       let running = 0;
       for (let s = turns - 1; s >= 0; s--) {
         const reward = row[s];
-        running = (reward === null ? 0 : reward - baseline[s]) + discount * running;
+        running = (reward === null || flat[s] ? 0 : reward - baseline[s]) + discount * running;
         d[s] = running;
       }
       return d;
@@ -77,7 +82,8 @@ export function turnLevelAdvantages(batch: AdvantageBatch, options: AdvantageOpt
     for (let t = 0; t < turns; t++) spread = Math.max(spread, moments(togo.map((d) => d[t])).std);
     const scale = normalization === "std" ? spread + epsilon : 1;
     scored.forEach((i, j) => {
-      out[i] = togo[j].map((value) => value / scale);
+      // spread 0: D is all 0 (every turn index flat), so A^T is 0; at ε = 0 the division is 0/0.
+      out[i] = spread === 0 ? togo[j].map(() => 0) : togo[j].map((value) => value / scale);
     });
   }
   return out;

@@ -10,7 +10,7 @@
  * (verl uses baseline 0 there). Null outcomes: excluded from the group means and from the
  * whitening statistics, advantage 0. `whiten: false` returns the centred values.
  */
-import { broadcast, checkBatch, groupIndices, moments } from "./groups.ts";
+import { allEqual, broadcast, checkBatch, groupIndices, moments } from "./groups.ts";
 import { ADVANTAGE_DEFAULTS, checkOptions } from "./options.ts";
 import type { AdvantageEstimator } from "./types.ts";
 import { whitenInPlace } from "./whiten.ts";
@@ -22,7 +22,7 @@ export const reinforcePlusPlus: AdvantageEstimator = (batch, options = {}) => {
   for (const members of groupIndices(batch.episodes).values()) {
     const rewards = members.map((i) => batch.episodes[i].outcomeReward);
     const { count, mean } = moments(rewards);
-    if (count < 2) continue;
+    if (count < 2 || allEqual(rewards)) continue; // exactly 0, not a rounding residue
     members.forEach((i, j) => {
       const reward = rewards[j];
       if (reward !== null) centred[i] = reward - mean;

@@ -6,6 +6,7 @@ import type { RunDetail } from "../run-rows.ts";
 import { getJson } from "./api.ts";
 import { drawChart } from "./chart.ts";
 import { curvesPanel } from "./curves.ts";
+import { doctorPanel } from "./doctor-view.ts";
 import { h, replace } from "./dom.ts";
 import { formatDuration, formatTime, reportHref } from "./format.ts";
 import { link } from "./routes.ts";
@@ -43,6 +44,7 @@ export function runView(runKey: string): View {
           : "",
         h("span", { class: "muted" }, ` · ${run.file}`),
       ),
+      run.kind === "doctor" ? doctorPanel(run.summary) : null,
       h("details", {}, h("summary", {}, "config"), h("pre", {}, JSON.stringify(run.config, null, 2))),
       run.summary
         ? h("details", {}, h("summary", {}, "summary"), h("pre", {}, JSON.stringify(run.summary, null, 2)))

@@ -17,6 +17,11 @@ workers' PYTHONPATH, and give rows `agent_name: "agentrl_agent"` (a top-level pa
       timeout_s: 1800          # one episode's HTTP call
       max_concurrency: 256     # episodes this worker process has in flight at once
 
+The class is deliberately NOT decorated with verl's `@register`: verl instantiates a loop per
+sample from `_agent_loop_registry[agent_name]`, the entry it loaded from this YAML
+(verl/experimental/agent_loop/agent_loop.py v0.7.1:434-439, 556-565), and the decorator would
+replace that entry with a bare `{"_target_": ...}` the first time hydra imports this module
+(:381-389), so every later sample of the worker would lose the YAML keys.
 Every extra YAML key arrives as a constructor keyword; unknown ones are ignored.
 
 Per-row data, from the dataset columns verl passes to `run` as keyword arguments:
@@ -33,18 +38,36 @@ Sampling settings come from verl's `sampling_params` (temperature, top_p, top_k,
 Output: `AgentLoopOutput` with `prompt_ids`, `response_ids` (the model's sampled ids and the
 tool/observation ids between them, exactly as the rollout server saw them), `response_mask` (1 on
 sampled ids, 0 on observation ids), `response_logprobs` (the sampled ids' log-probs, 0.0 on
-observation ids; None unless verl asked for log-probs), all cut to `rollout.response_length` as
-verl's own tool agent cuts them; `reward_score` (agentrl's reward spec on the whole episode, so
+observation ids; a list whenever verl asked for log-probs, None otherwise: verl `torch.cat`s the
+batch's log-probs, so one None among lists fails the step), all cut to `rollout.response_length`
+as verl's own tool agent cuts them (an empty response becomes one masked pad token: verl before
+0.9.0 crashes padding an empty list); `multi_modal_data` {} (0.7.x reads it with a processor);
+`reward_score` (agentrl's reward spec on the whole episode, so
 verl's reward function is skipped), `num_turns` (1 + assistant turns + observation turns), `metrics`
-(generate_sequences, tool_calls: seconds) and `extra_fields`: `turn_scores` (each assistant turn's
-turn-level reward, 0.0 where none), `turn_spans` ([start, end) of each assistant turn in
-response_ids), `agentrl_episode_id`, `agentrl_correct`, `agentrl_end_reason`, `agentrl_error`, and
-`reward_extra_info` {acc: 1.0/0.0, agentrl_task_id} (verl dumps it with each sample).
+(generate_sequences, tool_calls: seconds) and `extra_fields`, with THE SAME KEYS FOR EVERY SAMPLE
+(verl's `DataProto.concat` asserts that every worker's batch has the same keys): `turn_scores`
+(each assistant turn's turn-level reward, 0.0 where none), `turn_spans` ([start, end) of each
+assistant turn in response_ids), `outcome_terms`, `turn_terms` (None when the agent-server has
+none), `agentrl_episode_id`, `agentrl_correct`, `agentrl_end_reason`, `agentrl_error`,
+`agentrl_failure_class` / `agentrl_failure_code` ("" for none), `agentrl_prefix_breaks`,
+`agentrl_truncated`, and `reward_extra_info` {acc, agentrl_task_id, agentrl_infra,
+agentrl_prefix_breaks, agentrl_truncated} (verl dumps it with each sample; the numeric keys become
+validation metrics).
 
-A failed episode (the model's malformed tool call, an upstream error, a timeout) comes back from the
-agent-server as data with reward 0 (when no model call answered at all, its prompt ids are rendered
-from `raw_prompt` with verl's tokenizer and the response is empty). An agent-server that cannot be reached is retried briefly, then
-raises: that is an infrastructure failure, not a sample's.
+Failures (the taxonomy of agentrl's src/types/failure.ts, from the agent-server's `failure`):
+- policy (a malformed tool call, a wrong answer, a context that outgrew the model): a sample with
+  its reward, trained on.
+- infra that no retry fixes (`upstream-4xx`, `model-not-found`, `no-token-ids`): raises
+  `InfraFailure`. Every sample would fail the same way (vLLM started without the tool flags, a
+  wrong model name, vLLM < 0.10.2), and a batch of reward-0 samples must not train.
+- other infra (5xx, unreachable, timeout): a sample whose response mask is all 0 (no token of it
+  trains) and `agentrl_failure_class: "infra"`, which agentrl's advantage estimator leaves out of
+  its group baseline and counts toward the step's failure rate (agentrl_adv_estimator.py stops the
+  job past its threshold).
+- agent (a user's `--agent` threw or hung): masked out and left out of the baseline the same way;
+  it still counts as that agent's failure in pass@k. When no model call answered, the prompt ids are rendered from
+  `raw_prompt` with verl's tokenizer.
+An agent-server that cannot be reached is retried briefly, then raises.
 
 Standard library only besides verl itself. The request/response JSON is in ../agent-server.md.
 """
@@ -59,7 +82,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
 
 SERVER_ENV = "AGENTRL_AGENT_SERVER"
 TOKEN_ENV = "AGENTRL_AGENT_SERVER_TOKEN"
@@ -96,11 +119,30 @@ def _config_value(config: Any, path: str) -> Any:
     return node
 
 
+# Infrastructure failures no retry fixes: the loop raises instead of returning a sample
+# (agentrl src/verl/episode-failure.ts FATAL_INFRA_CODES).
+FATAL_INFRA_CODES = ("upstream-4xx", "model-not-found", "no-token-ids")
+
+
 class AgentServerError(RuntimeError):
     pass
 
 
-@register("agentrl_agent")
+class InfraFailure(RuntimeError):
+    """An episode failed for a reason outside the policy that every other sample would share."""
+
+
+def _token_ids(value: Any) -> list:
+    """`apply_chat_template(tokenize=True)`'s ids whatever the transformers version returns:
+    a list, a BatchEncoding/dict (transformers 5 defaults to return_dict=True), or a batch of one."""
+    if hasattr(value, "keys") and "input_ids" in value.keys():
+        value = value["input_ids"]
+    value = _plain(value)
+    if value and isinstance(value[0], list):
+        value = value[0]
+    return [int(t) for t in value]
+
+
 class AgentrlAgentLoop(AgentLoopBase):
     def __init__(
         self,
@@ -198,16 +240,26 @@ class AgentrlAgentLoop(AgentLoopBase):
         if self.rollout_base_url:
             return self.rollout_base_url, None
         manager = self.server_manager
-        if manager is None or not hasattr(manager, "_acquire_server"):
-            raise ValueError(
-                "agentrl_agent: no rollout_base_url in the agent-loop YAML and verl's server manager "
-                "cannot assign a rollout server"
-            )
-        acquired = await manager._acquire_server(request_id)
-        server_id = acquired[0] if isinstance(acquired, tuple) else acquired
-        address = str(server_id)
-        base = address if address.startswith("http") else f"http://{address}"
-        return f"{base.rstrip('/')}/v1", lambda: manager._release_server(server_id)
+        if manager is not None and hasattr(manager, "_acquire_server"):
+            # verl >= 0.7.1: the load balancer's server id is the replica's "ip:port"
+            # (agent_loop.py v0.7.1:123-133; main workers/rollout/llm_server.py:221-229).
+            acquired = await manager._acquire_server(request_id)
+            server_id = acquired[0] if isinstance(acquired, tuple) else acquired
+            address = str(server_id)
+            base = address if address.startswith("http") else f"http://{address}"
+            return f"{base.rstrip('/')}/v1", lambda: manager._release_server(server_id)
+        if manager is not None and hasattr(manager, "_choose_server"):
+            # verl 0.7.0: `_choose_server` gives the replica's actor handle (agent_loop.py
+            # v0.7.0:83-92), whose `get_server_address` answers (ip, port)
+            # (vllm_async_server.py). Nothing to release.
+            handle = manager._choose_server(request_id)
+            ip, port = await handle.get_server_address.remote()
+            host = f"[{ip}]" if ":" in str(ip) and not str(ip).startswith("[") else str(ip)
+            return f"http://{host}:{int(port)}/v1", None
+        raise ValueError(
+            "agentrl_agent: no rollout_base_url in the agent-loop YAML and verl's server manager "
+            "cannot assign a rollout server (it has neither _acquire_server nor _choose_server)"
+        )
 
     async def run(self, sampling_params: dict[str, Any], **kwargs) -> AgentLoopOutput:
         sticky = uuid.uuid4().hex
@@ -219,6 +271,13 @@ class AgentrlAgentLoop(AgentLoopBase):
         finally:
             if release is not None:
                 release()
+        failure = answer.get("failure") or {}
+        if failure.get("class") == "infra" and failure.get("code") in FATAL_INFRA_CODES:
+            raise InfraFailure(
+                f"agentrl_agent: episode {answer.get('episode_id')} failed outside the policy "
+                f"({failure.get('code')}): {failure.get('message')}. Every sample would fail the same way; "
+                "see the job README (vLLM tool flags, vLLM >= 0.10.2 for token ids, the model name)"
+            )
         if not answer["prompt_ids"]:
             # The episode failed before any model call answered (its rollout server unreachable):
             # verl still needs the prompt, so it is rendered here as verl's own agent loops do.
@@ -230,7 +289,18 @@ class AgentrlAgentLoop(AgentLoopBase):
         messages = _plain(raw_prompt)
         if self.tokenizer is None or not messages:
             raise AgentServerError("agentrl_agent: a failed episode has no prompt ids and there is no raw_prompt to render")
-        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True))
+        # return_dict=False: transformers 5 returns a BatchEncoding otherwise (verl's own
+        # verl/utils/chat_template.py passes it and normalises the result the same way).
+        return _token_ids(
+            self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
+        )
+
+    def _pad_id(self) -> int:
+        for name in ("pad_token_id", "eos_token_id"):
+            value = getattr(self.tokenizer, name, None)
+            if isinstance(value, int):
+                return value
+        return 0
 
     def _output(self, answer: dict, want_logprobs: bool, task_id: str) -> AgentLoopOutput:
         prompt_ids = [int(t) for t in answer["prompt_ids"]]
@@ -243,16 +313,33 @@ class AgentrlAgentLoop(AgentLoopBase):
         response_ids = [int(t) for t in answer["response_ids"]][:cut]
         response_mask = [int(m) for m in answer["response_mask"]][:cut]
         logprobs = answer.get("response_logprobs")
-        response_logprobs = [float(x) for x in logprobs][:cut] if want_logprobs and logprobs is not None else None
+        failure = answer.get("failure") or {}
+        infra = failure.get("class") == "infra"
+        if infra or failure.get("class") == "agent":
+            # A transient infrastructure failure, or a user's agent that threw: the model did not
+            # write this outcome, so none of its tokens trains.
+            response_mask = [0] * len(response_mask)
+        if not response_ids:
+            # One masked pad token: verl < 0.9.0 pads an empty list to lists and crashes on `.dim()`
+            # (agent_loop.py v0.7.1:606-616; fixed by verl PR #6675 in v0.9.0).
+            response_ids, response_mask, logprobs = [self._pad_id()], [0], [0.0]
+        response_logprobs = None
+        if want_logprobs:
+            # A list whenever asked for: verl torch.cat's every sample's (agent_loop.py v0.7.1:803-804).
+            values = [float(x) for x in logprobs][:cut] if logprobs is not None else []
+            response_logprobs = values + [0.0] * (len(response_ids) - len(values))
         spans = [[int(s), min(int(e), cut)] for s, e in answer.get("turn_spans", []) if int(s) < cut]
         metrics = answer.get("metrics") or {}
         extra = answer.get("extra_fields") or {}
+        prefix_breaks = int(metrics.get("prefix_breaks", 0) or 0)
+        truncated = bool(answer.get("truncated", False))
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
             response_ids=response_ids,
             response_mask=response_mask,
             response_logprobs=response_logprobs,
-            reward_score=float(answer["reward_score"]),
+            multi_modal_data={},
+            reward_score=0.0 if infra else float(answer["reward_score"]),
             num_turns=int(answer["num_turns"]),
             metrics={
                 "generate_sequences": float(metrics.get("generate_sequences", 0.0)),
@@ -261,17 +348,25 @@ class AgentrlAgentLoop(AgentLoopBase):
             extra_fields={
                 "turn_scores": [float(x) for x in answer.get("turn_scores", [])],
                 "turn_spans": spans,
+                "outcome_terms": extra.get("outcome_terms"),
+                "turn_terms": extra.get("turn_terms"),
                 "agentrl_episode_id": answer.get("episode_id"),
                 "agentrl_correct": bool(answer.get("correct", False)),
                 "agentrl_end_reason": answer.get("end_reason"),
                 "agentrl_error": answer.get("error"),
+                "agentrl_failure_class": str(failure.get("class") or ""),
+                "agentrl_failure_code": str(failure.get("code") or ""),
+                "agentrl_prefix_breaks": prefix_breaks,
+                "agentrl_truncated": truncated,
                 # verl hands these to its reward manager's extra info and dumps them with each sample
-                # (the same keys as agentrl_reward.py's compute_score), so `agentrl verl import` groups
-                # the samples by task.
+                # (acc and agentrl_task_id as agentrl_reward.py's compute_score), so `agentrl verl
+                # import` groups the samples by task; the numbers become validation metrics.
                 "reward_extra_info": {
                     "acc": 1.0 if answer.get("correct") else 0.0,
                     "agentrl_task_id": task_id,
+                    "agentrl_infra": 1.0 if infra else 0.0,
+                    "agentrl_prefix_breaks": float(prefix_breaks),
+                    "agentrl_truncated": 1.0 if truncated else 0.0,
                 },
-                **{k: v for k, v in extra.items() if k not in ("turn_scores", "turn_spans")},
             },
         )

@@ -1,6 +1,6 @@
 """agentrl's tools as verl function tools (verl >= 0.8: `multi_turn.function_tool_path`).
 
-Written by `agentrl verl init --mode tool --verl-version 0.8+`. Each tool forwards the model's
+Written by `agentrl verl init --mode tool --verl-version 0.8` (or 0.9, main). Each tool forwards the model's
 arguments to `agentrl mcp serve --transport http` (a stateless Streamable HTTP MCP server answering
 JSON) with one `tools/call` request, and returns the text parts of the result. The schemas are the
 ones agentrl serves, given explicitly (`schema=`), so nothing is inferred from docstrings.

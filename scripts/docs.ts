@@ -1,0 +1,40 @@
+/**
+ * `npm run docs [-- cli|results|bench ...]`: regenerates the CLI reference (docs/cli.md) and the
+ * blocks of figures on the pages (src/docs/pages.ts says which). With no argument, all of them.
+ * `npm run docs:bench -- --record <file>` first stores a `npm run bench -- --json` output as the
+ * committed bench record, with today's date, the commit and the machine.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { parseArgs } from "node:util";
+import { BENCH_RECORD, type BenchRecord } from "../src/docs/bench-table.ts";
+import { expectedPage, type GeneratedKind, generatedTexts } from "../src/docs/pages.ts";
+
+const KINDS: readonly GeneratedKind[] = ["cli", "results", "bench"];
+const { values, positionals } = parseArgs({
+  options: { record: { type: "string" } },
+  allowPositionals: true,
+});
+for (const kind of positionals) {
+  if (!KINDS.includes(kind as GeneratedKind)) {
+    console.error(`docs: unknown part "${kind}"; valid: ${KINDS.join(", ")}`);
+    process.exit(2);
+  }
+}
+if (values.record) {
+  const figures = JSON.parse(readFileSync(values.record, "utf8").trim().split("\n").pop() ?? "{}");
+  const record: BenchRecord = {
+    measured: new Date().toISOString().slice(0, 10),
+    commit: execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim(),
+    machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}, Node ${process.versions.node}`,
+    figures,
+  };
+  writeFileSync(BENCH_RECORD, `${JSON.stringify(record, null, 2)}\n`);
+  console.log(`docs: wrote ${BENCH_RECORD}`);
+}
+const kinds = positionals.length > 0 ? (positionals as GeneratedKind[]) : KINDS;
+for (const generated of generatedTexts(".", kinds)) {
+  writeFileSync(generated.page, expectedPage(".", generated));
+  console.log(`docs: ${generated.page}${generated.block ? ` (${generated.block})` : ""}`);
+}

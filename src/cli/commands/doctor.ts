@@ -1,0 +1,285 @@
+/**
+ * `agentrl doctor`: will RL work on these tasks, with this reward, from this policy? A pre-flight
+ * before any GPU time (src/doctor): the verifier against gold and degenerate answers, an
+ * adversarial panel against the reward, G samples per task for coverage, the environment run twice
+ * for determinism, and (for an agent behind the recording gateway) token exactness. Prints each
+ * check and the verdict (`--json`: the report), stores the run under `--runs` for the dashboard with
+ * its HTML page, and exits with status 1 when not ready.
+ *
+ *   agentrl doctor --policy models/base-strong --tasks 32 --reward turn-credit --group-size 8
+ *   agentrl doctor --policy openai:http://127.0.0.1:8000/v1#Qwen/Qwen3-4B --tasks aime.jsonl --verifier math
+ *   agentrl doctor --agent examples/agents/openai.ts --policy models/base-strong --tasks 16 --family bridge
+ *
+ * The task and tool options are `agentrl eval`'s: world tasks (a count, `--split`, `--family`,
+ * `--task-seed`) or a task file with `--verifier` and its tools (`--code`, `--python`, MCP).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { runDoctor } from "../../doctor/run-doctor.ts";
+import { saveDoctorRun } from "../../doctor/save.ts";
+import { CHECK_IDS, type CheckId, type DoctorReport } from "../../doctor/types.ts";
+import type { EvalToolSetup } from "../../eval/run-eval.ts";
+import { resolvePolicy } from "../../policy/resolve.ts";
+import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward/spec.ts";
+import { readTaskFile } from "../../tasks/index.ts";
+import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
+import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
+import { splitCommandLine } from "./eval.ts";
+import { parseChoice, parseNumber } from "./options.ts";
+
+interface DoctorCommandOptions {
+  policy?: string;
+  agent?: string;
+  split: string;
+  tasks: string;
+  family?: string;
+  seed: string;
+  taskSeed: string;
+  temperature: string;
+  topP: string;
+  noise: string;
+  reward: string;
+  groupSize: string;
+  target: string;
+  maxBreakRate: string;
+  checks?: string;
+  verifier?: string;
+  code?: boolean;
+  python?: boolean;
+  mcpCommand?: string;
+  mcpUrl?: string;
+  mcpToken?: string;
+  maxTurns?: string;
+  maxTurnTokens?: string;
+  maxTokens?: string;
+  batch: string;
+  concurrency: string;
+  agentTimeout: string;
+  runs: string;
+  store: boolean;
+  json?: boolean;
+}
+
+const WORLD_ONLY = ["split", "family", "taskSeed"] as const;
+const FILE_ONLY = ["verifier", "code", "python", "mcpCommand", "mcpUrl", "mcpToken"] as const;
+
+function flagOf(name: string): string {
+  return `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+}
+
+/** `--reward`: a preset name, or a JSON spec file (`{"outcome": [...], "turn"?: [...]}`). */
+export function parseRewardOption(raw: string): RewardSpec | string {
+  if (raw in REWARD_PRESETS) return raw;
+  if (!existsSync(raw)) {
+    throw new Error(
+      `--reward: "${raw}" is neither a preset (${Object.keys(REWARD_PRESETS).join(", ")}) nor a JSON spec file`,
+    );
+  }
+  let spec: unknown;
+  try {
+    spec = JSON.parse(readFileSync(raw, "utf8"));
+  } catch (error) {
+    throw new Error(`--reward ${raw}: not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof spec !== "object" || spec === null || !Array.isArray((spec as RewardSpec).outcome)) {
+    throw new Error(`--reward ${raw}: a spec is {"outcome": [{"name": …, "weight"?: …}], "turn"?: […]}`);
+  }
+  return resolveRewardSpec(spec as RewardSpec);
+}
+
+function toolSetupOf(raw: DoctorCommandOptions): EvalToolSetup {
+  if (raw.mcpCommand !== undefined && raw.mcpUrl !== undefined)
+    throw new Error("give --mcp-command or --mcp-url, not both");
+  let mcp: EvalToolSetup["mcp"] = null;
+  if (raw.mcpCommand !== undefined) {
+    const [command, ...args] = splitCommandLine(raw.mcpCommand);
+    if (!command)
+      throw new Error('--mcp-command needs a command, e.g. --mcp-command "npx agentrl mcp serve"');
+    mcp = { command, args };
+  } else if (raw.mcpUrl !== undefined) {
+    if (!/^https?:\/\//.test(raw.mcpUrl))
+      throw new Error(`--mcp-url must be an http(s) URL, got "${raw.mcpUrl}"`);
+    mcp = {
+      url: raw.mcpUrl,
+      token: raw.mcpToken !== undefined || process.env.AGENTRL_MCP_TOKEN !== undefined,
+    };
+  }
+  return { code: Boolean(raw.code), ...(raw.python ? { python: true } : {}), mcp };
+}
+
+function parseChecks(raw: string | undefined): CheckId[] | undefined {
+  if (raw === undefined) return undefined;
+  return raw
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean)
+    .map((name) => parseChoice<CheckId>("--checks", name, CHECK_IDS));
+}
+
+function printReport(report: DoctorReport, saved: string | null): void {
+  for (const check of report.checks) {
+    const mark = check.skipped ? "skip" : check.ok ? "pass" : "FAIL";
+    console.log(`${mark.padEnd(4)}  ${check.id.padEnd(15)}  ${check.detail}`);
+  }
+  console.log("");
+  console.log(report.ready ? "ready: every check passed." : "not ready. What to change, first things first:");
+  for (const change of report.verdict.changes) console.log(`  - [${change.kind}] ${change.text}`);
+  console.log(`(${report.seconds.total} s${saved ? `; report: ${saved}` : ""})`);
+}
+
+export function register(program: Command): void {
+  program
+    .command("doctor")
+    .description(
+      "pre-flight before RL: verifier, reward hacking, coverage at group size G, determinism, token exactness, and a verdict (exit status 1 when not ready)",
+    )
+    .option(
+      "--policy <policy>",
+      "the policy you will train: checkpoint directory, scripted name, or openai:<base-url>#<model>",
+    )
+    .option(
+      "--agent <module>",
+      "your agent module (default export async (task, { baseURL, apiKey, model, signal }) => answer), run through a recording gateway in front of --policy",
+    )
+    .option("--split <split>", "train or test worlds", "train")
+    .option(
+      "--tasks <count|file>",
+      "number of world tasks, or a task file (.jsonl, .json, .parquet; needs --verifier)",
+      "32",
+    )
+    .option("--family <family>", `only one family (${TASK_FAMILIES.join(", ")})`)
+    .option("--seed <seed>", "sampling seed", "1")
+    .option("--task-seed <seed>", "seed of the world task selection", "1")
+    .option("--temperature <t>", "sampling temperature (RL samples at 1)", "1")
+    .option("--top-p <p>", "nucleus sampling mass", "1")
+    .option(
+      "--noise <rate>",
+      "total injected tool failure rate, split over error/empty/timeout/corrupted",
+      "0",
+    )
+    .option(
+      "--reward <preset|file>",
+      `reward: a preset (${Object.keys(REWARD_PRESETS).join(", ")}) or a JSON spec file`,
+      "exact-match",
+    )
+    .option("--group-size <G>", "GRPO group size: samples per task for coverage", "8")
+    .option("--target <share>", "share of GRPO groups with signal coverage must reach", "0.3")
+    .option("--max-break-rate <rate>", "token-exactness: largest acceptable prefix-break rate", "0.01")
+    .option("--checks <ids>", `only these checks, comma-separated (${CHECK_IDS.join(", ")})`)
+    .option("--verifier <name>", `answer check of a task file (${VERIFIER_NAMES.join(", ")})`)
+    .option("--code", "task files: offer the sandboxed JavaScript code tool")
+    .option("--python", "task files: offer the sandboxed Python tool")
+    .option(
+      "--mcp-command <cmd>",
+      "task files: offer the tools of an MCP server started by this command (stdio)",
+    )
+    .option("--mcp-url <url>", "task files: offer the tools of an MCP server at this Streamable HTTP URL")
+    .option("--mcp-token <token>", "bearer token for --mcp-url, never stored (default: $AGENTRL_MCP_TOKEN)")
+    .option("--max-turns <n>", "turns per episode (default 14)")
+    .option("--max-turn-tokens <n>", "tokens per turn (default 32; 4096 for openai: policies and task files)")
+    .option("--max-tokens <n>", "tokens per episode (default 160; 16384 for openai: policies and task files)")
+    .option("--batch <n>", "episodes advanced together when sampling the policy", "64")
+    .option("--concurrency <n>", "--agent: episodes running at once", "8")
+    .option("--agent-timeout <seconds>", "--agent: seconds an episode may run", "120")
+    .option("--runs <dir>", "root folder of run directories (the dashboard lists doctor runs there)", "runs")
+    .option("--no-store", "do not store the run (nothing written)")
+    .option("--json", "print the report as JSON")
+    .action(async (raw: DoctorCommandOptions, command: Command) => {
+      const checks = parseChecks(raw.checks);
+      const needsPolicy = (checks ?? CHECK_IDS).some((id) => id === "coverage" || id === "token-exactness");
+      if (!raw.policy && needsPolicy)
+        throw new Error("--policy is required (the model you will train; with --agent, the model behind it)");
+      const fileTasks = !/^\s*\d+\s*$/.test(raw.tasks);
+      const given = (names: readonly string[]) =>
+        names.filter((name) => command.getOptionValueSource(name) === "cli");
+      let tasks: Parameters<typeof runDoctor>[0]["tasks"];
+      let verifier: VerifierName | undefined;
+      let toolSetup: EvalToolSetup | undefined;
+      if (fileTasks) {
+        const worldOnly = given(WORLD_ONLY);
+        if (worldOnly.length > 0)
+          throw new Error(
+            `${worldOnly.map(flagOf).join(", ")} only apply to world tasks, not to a task file`,
+          );
+        if (raw.verifier === undefined)
+          throw new Error(`a task file needs --verifier <name> (one of ${VERIFIER_NAMES.join(", ")})`);
+        verifier = parseChoice<VerifierName>("--verifier", raw.verifier, VERIFIER_NAMES);
+        if (!existsSync(raw.tasks))
+          throw new Error(
+            `--tasks: no such file "${raw.tasks}" (give a number of world tasks or a task file)`,
+          );
+        tasks = { type: "given", tasks: await readTaskFile(raw.tasks), name: raw.tasks };
+        toolSetup = toolSetupOf(raw);
+      } else {
+        const fileOnly = FILE_ONLY.filter((name) => raw[name] !== undefined);
+        if (fileOnly.length > 0)
+          throw new Error(`${fileOnly.map(flagOf).join(", ")} need a task file (--tasks <file>)`);
+        tasks = {
+          type: "world",
+          split: parseChoice("--split", raw.split, ["train", "test"] as const),
+          count: parseNumber("--tasks", raw.tasks, { integer: true, min: 1 }),
+          seed: parseNumber("--task-seed", raw.taskSeed, { integer: true, min: 0 }),
+          ...(raw.family ? { family: parseChoice<TaskFamily>("--family", raw.family, TASK_FAMILIES) } : {}),
+        };
+      }
+      const temperature = parseNumber("--temperature", raw.temperature, { min: 0 });
+      const topP = parseNumber("--top-p", raw.topP, { min: 0, max: 1 });
+      const batchSize = parseNumber("--batch", raw.batch, { integer: true, min: 1 });
+      const budget = (name: string, value: string | undefined) =>
+        value === undefined ? {} : { [name]: parseNumber(flagOf(name), value, { integer: true, min: 1 }) };
+      const policySpec = raw.policy ?? "none";
+      const agent = raw.agent
+        ? {
+            path: raw.agent,
+            run: await (await import("../../agents/load-agent.ts")).loadAgent(resolve(raw.agent)),
+            concurrency: parseNumber("--concurrency", raw.concurrency, { integer: true, min: 1 }),
+            timeoutMs: parseNumber("--agent-timeout", raw.agentTimeout, { min: 1 }) * 1000,
+          }
+        : undefined;
+      const policy =
+        raw.policy && !agent && needsPolicy
+          ? await resolvePolicy(raw.policy, { temperature, topP, openai: { concurrency: batchSize } })
+          : undefined;
+      const mcpToken = raw.mcpToken ?? process.env.AGENTRL_MCP_TOKEN ?? undefined;
+      let report: DoctorReport;
+      try {
+        report = await runDoctor({
+          policySpec,
+          ...(policy ? { policy } : {}),
+          ...(agent ? { agent } : {}),
+          tasks,
+          ...(verifier ? { verifier } : {}),
+          ...(toolSetup ? { toolSetup } : {}),
+          ...(mcpToken ? { mcpToken } : {}),
+          reward: parseRewardOption(raw.reward),
+          groupSize: parseNumber("--group-size", raw.groupSize, { integer: true, min: 2 }),
+          noise: parseNumber("--noise", raw.noise, { min: 0, max: 1 }),
+          seed: parseNumber("--seed", raw.seed, { integer: true, min: 0 }),
+          temperature,
+          topP,
+          target: parseNumber("--target", raw.target, { min: 0, max: 1 }),
+          maxBreakRate: parseNumber("--max-break-rate", raw.maxBreakRate, { min: 0, max: 1 }),
+          budgets: {
+            ...budget("maxTurns", raw.maxTurns),
+            ...budget("maxTurnTokens", raw.maxTurnTokens),
+            ...budget("maxTokens", raw.maxTokens),
+          },
+          batchSize,
+          ...(checks ? { checks } : {}),
+          ...(raw.json
+            ? {}
+            : {
+                onCheck: (check, seconds) =>
+                  console.error(`  ${check.id}: ${check.ok ? "pass" : "fail"} (${seconds} s)`),
+              }),
+        });
+      } finally {
+        await policy?.close?.();
+      }
+      const saved = raw.store ? await saveDoctorRun(report, { root: raw.runs }) : null;
+      if (raw.json) console.log(JSON.stringify({ ...report, ...(saved ? { stored: saved } : {}) }, null, 2));
+      else printReport(report, saved?.files.html ?? null);
+      if (!report.ready) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,67 @@
+/**
+ * What `npm run docs` generates, in one list: the CLI reference page, and the blocks on
+ * hand-written pages whose figures come from committed files. The script writes them; the test
+ * compares each with the page as committed.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RecipeReport } from "../recipe/report.ts";
+import { BENCH_RECORD, type BenchRecord, benchTable } from "./bench-table.ts";
+import { cliReference } from "./cli-reference.ts";
+import { formatMarkdown } from "./format.ts";
+import { writeBlock } from "./generated-block.ts";
+import { RESULTS_REPORT, resultsTable } from "./results-table.ts";
+
+export interface GeneratedText {
+  /** Page path from the repository root. */
+  page: string;
+  /** The generated block's name, or null when the script owns the whole page. */
+  block: string | null;
+  content: string;
+}
+
+function readJson<T>(root: string, path: string): T | null {
+  const file = join(root, path);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as T) : null;
+}
+
+/** The results table, or what to do while no report is committed. */
+export function resultsContent(root: string): string {
+  const report = readJson<RecipeReport>(root, RESULTS_REPORT);
+  return report
+    ? resultsTable(report)
+    : `No report is committed yet. Run \`npm start\`, copy \`runs/recipe-default/report.json\` to \`${RESULTS_REPORT}\` and run \`npm run docs:results\`.`;
+}
+
+/** The bench table, or what to do while no record is committed. */
+export function benchContent(root: string): string {
+  const record = readJson<BenchRecord>(root, BENCH_RECORD);
+  return record
+    ? benchTable(record)
+    : `No bench record is committed yet. Run \`npm run bench -- --json > bench-out.json\`, then \`npm run docs:bench -- --record bench-out.json\`.`;
+}
+
+export type GeneratedKind = "cli" | "results" | "bench";
+
+export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): GeneratedText[] {
+  const out: GeneratedText[] = [];
+  if (kinds.includes("cli")) out.push({ page: "docs/cli.md", block: null, content: cliReference() });
+  if (kinds.includes("results")) {
+    const content = resultsContent(root);
+    out.push({ page: "README.md", block: "recipe-results", content });
+    out.push({ page: "docs/results.md", block: "recipe-results", content });
+  }
+  if (kinds.includes("bench"))
+    out.push({ page: "docs/performance.md", block: "bench", content: benchContent(root) });
+  return out;
+}
+
+/** The whole page as `npm run docs` writes it: the block (or page) replaced, then formatted. */
+export function expectedPage(root: string, generated: GeneratedText): string {
+  const { page, block, content } = generated;
+  const text =
+    block === null
+      ? `${content.trimEnd()}\n`
+      : writeBlock(readFileSync(join(root, page), "utf8"), block, content, page);
+  return formatMarkdown(text, page, root);
+}

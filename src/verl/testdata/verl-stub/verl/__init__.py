@@ -1,1 +1,0 @@
-"""A stub of verl (tests only): the agent-loop interface of verl 0.7.1, nothing else."""
