@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { createRng } from "../core/random.ts";
+import { quantileSorted } from "../eval/bootstrap.ts";
 import type { TaskCount } from "../eval/task-counts.ts";
 import {
   boundStatus,
@@ -14,6 +16,10 @@ import {
   positiveStatus,
   powerNote,
   proportionDifference,
+  seedBootstrap,
+  seedPairedDifference,
+  seedPowerNote,
+  seedsToDecide,
 } from "./analysis.ts";
 
 const row = (taskId: string, n: number, c: number, template?: string): TaskCount => ({
@@ -154,4 +160,72 @@ test("no-signal probability of a group of g drawn from n samples; a bound exceed
     boundStatus([{ mean: 0.2, interval: { lower: 0.1, upper: 0.3 }, tasks: 32 }], 0.05),
     "not reproduced",
   );
+});
+
+test("two-level bootstrap: the hand-worked example (seeds, then tasks within a seed)", () => {
+  // seed A [0, 1], seed B [2]: estimate (0.5 + 2)/2 = 1.25. Seeds drawn (A,A), (A,B), (B,A), (B,B)
+  // with 1/4 each; A's resampled mean is 0, ½, 1 with 1/4, 1/2, 1/4. The lowest average, 0, needs
+  // (A,A) and both of A's means at 0: 1/4 · 1/16 = 1/64 (1.6%) < 2.5%; the next, ¼ (A's means 0
+  // and ½ in either order: 2 · 1/4 · 1/2), adds 1/4 · 1/4 = 4/64: 5/64 (7.8%) > 2.5%: lower bound ¼.
+  // (B,B) alone has probability 1/4 > 2.5%: the upper bound is 2.
+  const estimate = seedBootstrap([[0, 1], [2]], { resamples: 20_000, seed: 3 })!;
+  assert.equal(estimate.mean, 1.25);
+  assert.deepEqual(estimate.seeds, [0.5, 2]);
+  assert.equal(estimate.tasks, 1);
+  assert.equal(estimate.interval.lower, 0.25);
+  assert.equal(estimate.interval.upper, 2);
+  // a seed that measured nothing is left out, its place kept as null; nothing at all is null
+  const partial = seedBootstrap([[], [1], [3]])!;
+  assert.deepEqual(partial.seeds, [null, 1, 3]);
+  assert.equal(partial.mean, 2);
+  assert.equal(seedBootstrap([[], []]), null);
+});
+
+test("two-level bootstrap matches a plain reference implementation at the same random draws", () => {
+  const rng = createRng(7);
+  const units = [0, 1, 2].map(() => Array.from({ length: 5 + rng.int(6) }, () => rng.next() - 0.3));
+  const resamples = 500;
+  // the reference: the same draws from the same stream, written as plainly as possible
+  const draw = createRng(11).fork("seed-bootstrap");
+  const averages: number[] = [];
+  for (let r = 0; r < resamples; r++) {
+    let total = 0;
+    for (let s = 0; s < units.length; s++) {
+      const seedUnits = units[draw.int(units.length)];
+      let sum = 0;
+      for (let t = 0; t < seedUnits.length; t++) sum += seedUnits[draw.int(seedUnits.length)];
+      total += sum / seedUnits.length;
+    }
+    averages.push(total / units.length);
+  }
+  averages.sort((x, y) => x - y);
+  const estimate = seedBootstrap(units, { resamples, seed: 11 })!;
+  assert.ok(Math.abs(estimate.interval.lower - quantileSorted(averages, 0.025)) < 1e-12);
+  assert.ok(Math.abs(estimate.interval.upper - quantileSorted(averages, 0.975)) < 1e-12);
+  const seedMeans = units.map((u) => u.reduce((a, b) => a + b, 0) / u.length);
+  assert.ok(Math.abs(estimate.mean - seedMeans.reduce((a, b) => a + b, 0) / 3) < 1e-12);
+});
+
+test("the seed interval is wider than one seed's task interval when the seeds disagree", () => {
+  const counts = (cs: number[]) => cs.map((c, i) => row(`t${i}`, 4, c));
+  const base = counts(Array(20).fill(2));
+  // three seeds: +0.25, +0.25 and −0.25 on every task: each seed alone is called, together not
+  const seeds = [3, 3, 1].map((c) => ({ a: base, b: counts(Array(20).fill(c)) }));
+  const estimate = seedPairedDifference(seeds)!;
+  assert.deepEqual(estimate.seeds, [0.25, 0.25, -0.25]);
+  assert.ok(Math.abs(estimate.mean - 0.25 / 3) < 1e-12);
+  assert.equal(positiveStatus(estimate), "inconclusive");
+  assert.equal(positiveStatus(seedPairedDifference([seeds[0]])), "reproduced");
+  assert.match(seedPowerNote(estimate, 0.05), /seeds × 20 tasks/);
+  // +1/12 is above the margin 0.05: only the lower end rising above 0 can call it, its own half
+  // (mean − lower) shrinking below the mean: f = ((mean − lower)/mean)², R·f seeds
+  const decide = seedsToDecide(estimate, 0.05)!;
+  const lowerHalf = estimate.mean - estimate.interval.lower;
+  assert.equal(decide.seeds, Math.ceil(3 * (lowerHalf / estimate.mean) ** 2));
+  assert.equal(decide.tasksAtSameSeeds, Math.ceil(20 * (lowerHalf / estimate.mean) ** 2));
+  // a skewed interval: [−0.14, +1.0] around +0.86 needs its lower half 1.0 to fit in 0.86: f = 1.35
+  const skewed = { mean: 0.86, interval: { lower: -0.14, upper: 1 }, tasks: 6, seeds: [1, 0.72] };
+  assert.equal(seedsToDecide(skewed, 0.05)!.seeds, Math.ceil(2 * (1 / 0.86) ** 2));
+  assert.equal(decide.tasks, 20);
+  assert.equal(seedsToDecide(seedPairedDifference([{ a: base, b: base }]), 0.05), null, "nothing compared");
 });

@@ -14,6 +14,11 @@ export const VERDICT_STATUSES = ["reproduced", "not reproduced", "inconclusive",
 export type VerdictStatus = (typeof VERDICT_STATUSES)[number];
 
 export interface Verdict {
+  /**
+   * Stable id of the claim (`rl-raises-pass1`): the same across runs, presets and seeds, whatever
+   * the claim's wording (which names k or a template); `recipe compare` and the dashboard key on it.
+   */
+  id: string;
   experiment: string;
   claim: string;
   status: VerdictStatus;
@@ -21,6 +26,19 @@ export interface Verdict {
   evidence: string;
   /** The paired difference the status follows from, where one does (b − a, with its interval). */
   difference?: PairedDifference | null;
+  /**
+   * The claim's estimate at each training seed, in seed order (`config.seed`, `+1`, …): the mean
+   * paired difference of that seed's runs, or the seed's own statistic for claims that are not a
+   * difference (a rate, a share). The report draws them as dots beside the interval.
+   */
+  seeds: (number | null)[];
+  /**
+   * For a claim called "not reproduced": what the run's own numbers say caused it (no learning
+   * signal, a farmed reward, an effect below the margin), computed, never typed.
+   */
+  cause?: string;
+  /** For an inconclusive claim with a seed-level estimate: the seeds × tasks that would call it (`seedsToDecide`). */
+  decide?: { seeds: number; tasks: number; tasksAtSameSeeds: number } | null;
   /** Why a claim came out against the article, from its own numbers (shown with an example trajectory). */
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
@@ -282,4 +300,133 @@ export function proportionDifference(a: number, b: number, tasks: number): Paire
   const se = Math.sqrt((a * (1 - a) + b * (1 - b)) / Math.max(1, tasks));
   const mean = b - a;
   return { mean, interval: { lower: mean - 1.96 * se, upper: mean + 1.96 * se }, tasks };
+}
+
+/** A claim's estimate over training seeds: each seed's own estimate and their mean, with an interval over both levels. */
+export interface SeedEstimate extends PairedDifference {
+  /** The estimate at each training seed, in seed order (the report draws them as dots); null where a seed measured nothing. */
+  seeds: (number | null)[];
+}
+
+/**
+ * Two-level (hierarchical) percentile bootstrap over training seeds, then units within each seed
+ * (Agarwal et al., "Deep RL at the edge of the statistical precipice", NeurIPS 2021: the training
+ * run is the unit of replication; tasks are nested in it). `units[s]` are seed s's units (e.g. its
+ * paired per-task differences); `statistic` maps a seed's units to its estimate (default: mean).
+ *
+ * The estimate is the mean over seeds of each seed's statistic. One resample draws R seeds with
+ * replacement, then, for each drawn seed, as many of its units with replacement, and averages the
+ * R statistics; the interval is the 2.5/97.5 percentiles of `resamples` such draws. A seed with no
+ * units measured nothing: it is left out of the estimate and the resampling, and its entry in
+ * `seeds` is null; the whole estimate is null when no seed measured anything. `tasks` is the units per seed
+ * (the smallest seed's count).
+ *
+ *   units [[0, 1], [2]]: estimate (0.5 + 2)/2 = 1.25; a resample picks the seeds (A,A), (A,B),
+ *   (B,A), (B,B) with 1/4 each, and seed A's mean is 0, ½, 1 with 1/4, 1/2, 1/4: the lowest
+ *   average, 0, has probability 1/4 · 1/16 = 1/64 < 2.5% and the next, ¼, brings it to 5/64, so
+ *   the lower bound is ¼; (B,B) alone has 1/4, so the upper bound is 2.
+ */
+export function seedBootstrap<T = number>(
+  units: readonly (readonly T[])[],
+  options: { statistic?: (units: readonly T[]) => number; seed?: number; resamples?: number } = {},
+): SeedEstimate | null {
+  const statistic =
+    options.statistic ??
+    ((values: readonly T[]) => (values as readonly number[]).reduce((sum, x) => sum + x, 0) / values.length);
+  const seeds = units.filter((seedUnits) => seedUnits.length > 0);
+  if (seeds.length === 0) return null;
+  // aligned with the training seeds: a seed without units shows as null, not as a shifted list
+  const aligned = units.map((seedUnits) => (seedUnits.length > 0 ? statistic(seedUnits) : null));
+  const resamples = options.resamples ?? 2000;
+  const rng = createRng(options.seed ?? 0).fork("seed-bootstrap");
+  const perSeed = aligned.filter((value): value is number => value !== null);
+  const draws = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let sum = 0;
+    for (let s = 0; s < seeds.length; s++) {
+      const chosen = seeds[rng.int(seeds.length)];
+      const sample = Array.from({ length: chosen.length }, () => chosen[rng.int(chosen.length)]);
+      sum += statistic(sample);
+    }
+    draws[r] = sum / seeds.length;
+  }
+  draws.sort();
+  return {
+    mean: perSeed.reduce((sum, x) => sum + x, 0) / perSeed.length,
+    interval: { lower: quantileSorted(draws, 0.025), upper: quantileSorted(draws, 0.975) },
+    tasks: Math.min(...seeds.map((seedUnits) => seedUnits.length)),
+    seeds: aligned,
+  };
+}
+
+/**
+ * Paired per-task differences (b − a) at each training seed: `pairs[s]` holds seed s's two count
+ * lists; the seed estimate is the mean over the tasks both have of b's value − a's.
+ */
+export function seedPairedDifference(
+  pairs: readonly { a: readonly TaskCount[]; b: readonly TaskCount[] }[],
+  options: {
+    value?: (count: TaskCount) => number;
+    valueA?: (count: TaskCount) => number;
+    filter?: (count: TaskCount) => boolean;
+    seed?: number;
+  } = {},
+): SeedEstimate | null {
+  const value = options.value ?? ((count: TaskCount) => taskPassAtK(count, 1));
+  const valueA = options.valueA ?? value;
+  const filter = options.filter ?? (() => true);
+  const units = pairs.map(({ a, b }) => {
+    const left = byTask(a);
+    const right = byTask(b);
+    return sharedTasks(a, b)
+      .filter((id) => filter(left.get(id)!))
+      .map((id) => value(right.get(id)!) - valueA(left.get(id)!));
+  });
+  return seedBootstrap(units, { seed: options.seed });
+}
+
+/**
+ * For an inconclusive seed-level estimate: the seeds × tasks that would call it, were the effect
+ * what was measured. Either side may call it: the lower end rising above 0 (reproduced), or the
+ * upper end falling below the margin (not reproduced); the two-level bootstrap's interval is often
+ * skewed, so each side's own half (mean − lower, upper − mean) is set against its distance. An
+ * interval shrinks as 1/√R in the seeds and, within a seed, as 1/√tasks, so a side whose half must
+ * shrink by √f needs about R·f seeds at the same tasks, or R seeds at tasks·f if the seeds agree
+ * (the between-seed part is then small); the easier side is reported. Null when nothing can call
+ * it: a zero-width interval (nothing compared) or a mean on a decision line.
+ */
+export function seedsToDecide(
+  estimate: SeedEstimate | null,
+  margin = 0,
+): { seeds: number; tasks: number; tasksAtSameSeeds: number } | null {
+  if (!estimate) return null;
+  const { mean } = estimate;
+  const { lower, upper } = estimate.interval;
+  const seeds = estimate.seeds.filter((value) => value !== null).length;
+  const factors: number[] = [];
+  if (mean > 0 && mean - lower > 0) factors.push(((mean - lower) / mean) ** 2);
+  if (mean < margin && upper - mean > 0) factors.push(((upper - mean) / (margin - mean)) ** 2);
+  if (upper <= lower || factors.length === 0) return null;
+  const factor = Math.min(...factors);
+  // an interval touching its line (f ≤ 1 by the halves) still needs more than it has
+  return {
+    seeds: Math.max(seeds + 1, Math.ceil(seeds * factor)),
+    tasks: estimate.tasks,
+    tasksAtSameSeeds: Math.max(estimate.tasks + 1, Math.ceil(estimate.tasks * factor)),
+  };
+}
+
+/** The evidence clause of `seedsToDecide`. */
+export function seedPowerNote(estimate: SeedEstimate | null, margin = 0): string {
+  if (!estimate) return "";
+  const half = (estimate.interval.upper - estimate.interval.lower) / 2;
+  const seeds = estimate.seeds.filter((value) => value !== null).length;
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+  if (half <= 0)
+    return ` [interval of zero width at every seed: both sides scored the same on every task; more seeds or tasks cannot call it]`;
+  const decide = seedsToDecide(estimate, margin);
+  if (!decide)
+    return ` [interval half-width ${half.toFixed(3)} over ${plural(seeds, "seed")} × ${estimate.tasks} tasks]`;
+  const mean = estimate.mean;
+  return ` [interval half-width ${half.toFixed(3)} over ${plural(seeds, "seed")} × ${estimate.tasks} tasks; at the measured ${mean >= 0 ? "+" : "−"}${Math.abs(mean).toFixed(3)} about ${plural(decide.seeds, "seed")} × ${decide.tasks} tasks (or ${plural(seeds, "seed")} × ${decide.tasksAtSameSeeds} tasks, if the seeds agree) would call it${margin > 0 ? ` (either way, margin ${margin})` : ""}]`;
 }

@@ -8,6 +8,7 @@ import {
   acrossRuns,
   compareRecipeRuns,
   comparisonMarkdown,
+  flippedClaims,
   loadRecipeReport,
   poolCounts,
 } from "./compare.ts";
@@ -41,23 +42,39 @@ function writeRun(root: string, name: string, value: RecipeReport): string {
   return dir;
 }
 
-const gain = (mean: number, lower: number, upper: number, status: Verdict["status"]): Verdict => ({
+const gain = (
+  mean: number,
+  lower: number,
+  upper: number,
+  status: Verdict["status"],
+  claim = "RL raises pass@1 over its base",
+): Verdict => ({
+  id: "rl-raises-pass1",
   experiment: "boundary",
-  claim: "RL raises pass@1 over its base",
+  claim,
   status,
   evidence: `pass@1 RL − base ${mean}`,
   difference: difference(mean, lower, upper),
+  seeds: [mean],
 });
-const bound: Verdict = { experiment: "base", claim: "bound", status: "reproduced", evidence: "…" };
+const bound: Verdict = {
+  id: "start-passk-bounds-rl",
+  experiment: "base",
+  claim: "bound",
+  status: "reproduced",
+  evidence: "…",
+  seeds: [0],
+};
 
-test("compare: claims aligned by experiment and text, counted per status, estimates averaged", (t) => {
+test("compare: claims aligned by id (whatever their wording), counted per status, estimates averaged", (t) => {
   const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const dirs = [
     writeRun(root, "s1", report(1, [gain(0.04, 0.01, 0.07, "reproduced"), bound])),
     writeRun(root, "s2", report(2, [gain(0.0, -0.06, 0.06, "inconclusive"), bound])),
     // seed 3 lacks the bound claim and lists its claims in another order
-    writeRun(root, "s3", report(3, [gain(0.02, -0.01, 0.05, "inconclusive")])),
+    // … and words the gain claim differently (a claim's text names k or a template; its id stays)
+    writeRun(root, "s3", report(3, [gain(0.02, -0.01, 0.05, "inconclusive", "RL raises pass@1 (reworded)")])),
   ];
   const comparison = compareRecipeRuns(dirs.map((dir) => ({ dir, report: loadRecipeReport(dir) })));
   assert.deepEqual(
@@ -69,7 +86,9 @@ test("compare: claims aligned by experiment and text, counted per status, estima
     ],
   );
   assert.deepEqual(comparison.configDifferences, []);
+  assert.equal(comparison.claims.length, 2, "the reworded claim is the same claim");
   const [rl, base] = comparison.claims;
+  assert.deepEqual([rl.id, base.id], ["rl-raises-pass1", "start-passk-bounds-rl"]);
   assert.deepEqual(rl.counts, { reproduced: 1, "not reproduced": 0, inconclusive: 2, "not measured": 0 });
   assert.ok(rl.estimates && Math.abs(rl.estimates.mean - 0.02) < 1e-12);
   assert.deepEqual([rl.estimates?.min, rl.estimates?.max, rl.estimates?.runs], [0, 0.04, 3]);
@@ -79,10 +98,14 @@ test("compare: claims aligned by experiment and text, counted per status, estima
   const markdown = comparisonMarkdown(comparison);
   assert.match(
     markdown,
-    /\| boundary \| RL raises pass@1 over its base \| reproduced \+0\.040 \[\+0\.010, \+0\.070\] \|/,
+    /\| rl-raises-pass1 \| boundary \| RL raises pass@1 over its base \| reproduced \+0\.040 \[\+0\.010, \+0\.070\] \|/,
   );
   assert.match(markdown, /\| 1 \/ 0 \/ 2 \| \+0\.020 \[\+0\.000, \+0\.040\] \|/);
-  assert.match(markdown, /\| base \| bound \| reproduced \| reproduced \| — \| 2 \/ 0 \/ 0 \| — \|/);
+  assert.match(
+    markdown,
+    /\| start-passk-bounds-rl \| base \| bound \| reproduced \| reproduced \| — \| 2 \/ 0 \/ 0 \| — \|/,
+  );
+  assert.match(markdown, /Flips between reproduced and not reproduced: 0\./);
   assert.doesNotMatch(markdown, /differ in more than the seed/);
   // across runs: the bound is called at every run that has it; the gain is not decided, and the table says why
   assert.deepEqual(acrossRuns(base), { decided: true, text: "reproduced at every run" });
@@ -92,6 +115,28 @@ test("compare: claims aligned by experiment and text, counted per status, estima
     markdown,
     /cannot decide 1 of 2 claims at this size: RL raises pass@1 over its base \(the runs disagree/,
   );
+});
+
+test("compare: a claim reproduced in one run and not in another is a flip; reports before ids align by wording", (t) => {
+  const root = mkdtempSync(join(tmpdir(), "recipe-compare-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const old = { ...gain(0.04, 0.01, 0.07, "reproduced") } as Partial<Verdict>;
+  delete old.id;
+  const dirs = [
+    writeRun(root, "s1", report(1, [gain(0.04, 0.01, 0.07, "reproduced")])),
+    writeRun(root, "s4", report(4, [gain(-0.02, -0.04, 0.01, "not reproduced")])),
+    writeRun(root, "old", report(5, [old as Verdict])),
+  ];
+  const comparison = compareRecipeRuns(dirs.map((dir) => ({ dir, report: loadRecipeReport(dir) })));
+  assert.deepEqual(
+    flippedClaims(comparison).map((claim) => claim.id),
+    ["rl-raises-pass1"],
+  );
+  assert.match(
+    comparisonMarkdown(comparison),
+    /Flips between reproduced and not reproduced: 1 \(rl-raises-pass1\)/,
+  );
+  assert.equal(comparison.claims[1].id, "boundary: RL raises pass@1 over its base");
 });
 
 test("compare: runs whose configs differ beyond the seed are flagged; a folder without a report fails clearly", (t) => {

@@ -1,13 +1,14 @@
 /**
- * Several recipe runs side by side (`agentrl recipe compare <dir...>`): the same config with
- * different seeds, usually, to see which verdicts hold beyond one run. Each claim gets its status
- * in every run, the run's estimate with its 95% interval where the verdict follows one paired
- * difference, how many runs called it each way, and the mean and range of the estimates (those
- * intervals are per run). For the main pass@1 comparisons it also pools the runs: every run
- * evaluates the same test tasks (the eval's task seed is not the run's seed), so each task's
- * samples are summed over runs and the paired difference is taken once, with one bootstrap over
- * tasks. That interval covers task and sampling noise averaged over the runs' training seeds; with
- * a handful of seeds it does not measure the seed-to-seed spread (the per-run columns show that).
+ * Several recipe runs side by side (`agentrl recipe compare <dir...>`): usually the same config at
+ * different top-level seeds (`--seed 1`, `--seed 4`: disjoint training seeds), to see which
+ * verdicts hold beyond one run. Claims are matched by their stable id (`rl-raises-pass1`; reports
+ * written before ids by their experiment and wording). Each claim gets its status in every run,
+ * the run's estimate with its 95% interval where the verdict follows one (over that run's training
+ * seeds and tasks), how many runs called it each way, how many claims flip between reproduced and
+ * not reproduced, and the mean and range of the estimates. For the main pass@1 comparisons it also
+ * pools the runs' first-seed evaluations: every run evaluates the same test tasks (the eval's task
+ * seed is not the run's seed), so each task's samples are summed over runs and the paired
+ * difference is taken once, with one bootstrap over tasks.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,10 +22,14 @@ export interface ComparedRun {
   dir: string;
   preset: string;
   seed: number;
+  /** Training seeds of the run (1 for reports before seeds). */
+  seeds: number;
   minutes: number;
 }
 
 export interface ComparedClaim {
+  /** The claim's stable id (reports before ids: its experiment and wording). */
+  id: string;
   experiment: string;
   claim: string;
   /** One per run, in run order; null where that run has no such claim. */
@@ -120,9 +125,11 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
     dir,
     preset: report.preset,
     seed: report.config.seed,
+    seeds: report.config.seeds ?? 1,
     minutes: report.stages.reduce((sum, stage) => sum + stage.seconds, 0) / 60,
   }));
-  const keyOf = (verdict: Verdict) => `${verdict.experiment}\u0000${verdict.claim}`;
+  // the stable id; reports written before ids had none: their experiment and wording stand in
+  const keyOf = (verdict: Verdict) => verdict.id ?? `${verdict.experiment}: ${verdict.claim}`;
   const order: Verdict[] = [];
   const seen = new Set<string>();
   for (const { report } of reports) {
@@ -154,6 +161,7 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
       .map((verdict) => verdict?.difference?.mean)
       .filter((mean): mean is number => typeof mean === "number");
     return {
+      id: keyOf(first),
       experiment: first.experiment,
       claim: first.claim,
       verdicts,
@@ -242,10 +250,21 @@ function whyUndecided(undecided: readonly ComparedClaim[], pooled: boolean): str
   return reasons.join(" ");
 }
 
+/**
+ * The claims some run called "reproduced" and another "not reproduced": the flips the issue's
+ * acceptance bounds (an inconclusive run is not a flip).
+ */
+export function flippedClaims(comparison: RecipeComparison): ComparedClaim[] {
+  return comparison.claims.filter(
+    (claim) => claim.counts.reproduced > 0 && claim.counts["not reproduced"] > 0,
+  );
+}
+
 /** The comparison as a Markdown table (one row per claim, one column per run). */
 export function comparisonMarkdown(comparison: RecipeComparison): string {
   const n = comparison.runs.length;
   const header = [
+    "id",
     "experiment",
     "claim",
     ...comparison.runs.map((run) => `seed ${run.seed} (${run.preset})`),
@@ -256,6 +275,7 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
   const escapePipes = (text: string) => text.replaceAll("|", "\\|");
   const across = comparison.claims.map(acrossRuns);
   const rows = comparison.claims.map((claim, i) => [
+    claim.id,
     claim.experiment,
     escapePipes(claim.claim),
     ...claim.verdicts.map(cell),
@@ -271,10 +291,13 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
   const pooledHeader = ["pooled over runs", "runs", "Δ [95% CI]", "status"];
   const pooled = comparison.pooled.filter((row) => row.runs > 0);
+  const flipped = flippedClaims(comparison);
   return [
     line(header),
     line(header.map(() => "---")),
     ...rows.map(line),
+    "",
+    `Flips between reproduced and not reproduced: ${flipped.length}${flipped.length > 0 ? ` (${flipped.map((claim) => claim.id).join(", ")})` : ""}.`,
     "",
     undecided.length === 0
       ? `Every claim is called the same way at all ${n} runs.`
@@ -308,7 +331,7 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
           "",
         ]
       : []),
-    `Runs: ${comparison.runs.map((run) => `${run.dir} (seed ${run.seed}, ${run.minutes.toFixed(1)} min of stage compute)`).join("; ")}. Each interval is its own run's 95% bootstrap over tasks; the last column is the plain mean and range of the runs' estimates, not a pooled interval.`,
+    `Runs: ${comparison.runs.map((run) => `${run.dir} (seed ${run.seed}${run.seeds > 1 ? `, training seeds ${run.seed}-${run.seed + run.seeds - 1}` : ""}, ${run.minutes.toFixed(1)} min of stage compute)`).join("; ")}. Each interval is its own run's 95% bootstrap (over its training seeds, then tasks, for runs of several seeds; over tasks otherwise); the mean-estimate column is the plain mean and range of the runs' estimates, not a pooled interval.`,
     "",
   ].join("\n");
 }

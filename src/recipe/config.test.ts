@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { loadRecipeConfigFile, PRESET_CONFIGS, parseRecipeConfig, RECIPE_PRESETS } from "./config.ts";
-import { recipeStages } from "./pipeline.ts";
+import { recipeStages, trainingSeeds } from "./pipeline.ts";
 
 test("every preset validates and the presets grow in size", () => {
   for (const preset of RECIPE_PRESETS) assert.equal(parseRecipeConfig({}, preset).preset, preset);
@@ -90,4 +90,42 @@ test("the plan: real data from the chosen expert and the strong base's own episo
   assert.equal(dataReal({}).base, config.bases.strong);
   assert.equal(dataReal({ data: { modelSamples: 0 } }).base, null);
   assert.throws(() => parseRecipeConfig({ data: { expert: "oracle" } }), /data\.expert/);
+});
+
+test("seeds: every trained arm and its evaluation at each training seed, reading that seed's replicas; shared stages once", () => {
+  const config = parseRecipeConfig({ seed: 4, seeds: 3 }, "quick");
+  const stages = recipeStages(config);
+  const byName = new Map(stages.map((stage) => [stage.name, stage]));
+  // the first seed keeps the plain names; later seeds get @s2, @s3
+  for (const name of [
+    "rl-sft-real",
+    "eval-rl-sft-real",
+    "sft-real",
+    "credit-mt-grpo",
+    "noise-rl-aware",
+    "credit-fidelity",
+  ]) {
+    assert.ok(byName.has(name), name);
+    assert.ok(byName.has(`${name}@s2`), `${name}@s2`);
+    assert.ok(byName.has(`${name}@s3`), `${name}@s3`);
+  }
+  // a replica reads its own seed's replicated stages and the shared ones as they are
+  assert.deepEqual(byName.get("rl-sft-real@s3")!.after, ["select", "sft-real@s3"]);
+  assert.deepEqual(byName.get("sft-real@s2")!.after, ["data-real"]);
+  // each replica trains at its own seed (seed + r), hashed into its key
+  assert.equal((byName.get("rl-base@s3")!.config as { seed: number }).seed, 6);
+  assert.equal((byName.get("rl-base")!.config as { seed: number }).seed, 4);
+  // the bases' main evaluations, the pool, the data and the boundary scoring are shared
+  for (const name of ["eval-base-strong", "select", "data-real", "boundary"]) {
+    assert.ok(byName.has(name), name);
+    assert.equal(byName.has(`${name}@s2`), false, `${name}@s2`);
+  }
+  assert.equal(new Set(stages.map((stage) => stage.name)).size, stages.length, "names are unique");
+  assert.deepEqual(trainingSeeds(config), [4, 5, 6]);
+  // one seed is today's plan
+  assert.equal(
+    recipeStages(parseRecipeConfig({ seeds: 1 }, "quick")).some((s) => s.name.includes("@s")),
+    false,
+  );
+  assert.throws(() => parseRecipeConfig({ seeds: 0 }), /seeds/);
 });

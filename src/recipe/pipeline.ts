@@ -9,7 +9,11 @@
  *
  * Every evaluation of the main line uses the same test tasks (all families plus the template the
  * bases never saw), the same samples per task, sampling and tool noise, so any two curves compare.
- * The report (report.ts) reads only the stage results.
+ * Every arm a claim compares (each SFT, RL, credit and noise run, and its evaluations) is trained
+ * at `config.seeds` training seeds: the stages of seed config.seed + r are the first seed's,
+ * renamed `<name>@s<r + 1>` and reading that seed's replicas (`replicaOf`), so the scheduler runs
+ * them side by side. Last, per seed, the credit-fidelity sample (no training). The report
+ * (report.ts) reads only the stage results.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -24,6 +28,7 @@ import { runOrchestraExperiment } from "../orchestra/experiment.ts";
 import { CORPUS_MIXES } from "../pretrain/corpus.ts";
 import type { RlConfig } from "../rl/config.ts";
 import { creditAssignmentConfig } from "../rl/credit-assignment.ts";
+import { sampleCreditFidelity } from "../rl/credit-fidelity-sample.ts";
 import type { Task } from "../types/task.ts";
 import type { RecipeConfig } from "./config.ts";
 import {
@@ -135,6 +140,8 @@ export function noiseRlStageName(variant: "naive" | "aware"): string {
 export function noiseEvalStageName(model: string): string {
   return `noise-eval-${model}`;
 }
+/** The credit-fidelity sample (one per training seed: `replicaStage(FIDELITY_STAGE, r)`). */
+export const FIDELITY_STAGE = "credit-fidelity";
 
 /** A stage result by name (the plan guarantees it ran before the stages that read it). */
 export function resultOf<T>(results: StageResults, name: string): T {
@@ -221,10 +228,117 @@ const STAGE_SECONDS = {
   boundary: (evalEpisodes: number) => 13 + 0.001 * evalEpisodes,
   /** per orchestration episode */
   orchestra: (episodes: number) => 0.0193 * episodes,
+  /**
+   * per episode sampled for credit fidelity (no training): 576 episodes took 12.8 s, about 49 units
+   * at the ratio of the single-seed default's 1,829 units to its 478 core-seconds
+   */
+  fidelity: (episodes: number) => 3 + 0.08 * episodes,
 };
 
-/** The stage list of a recipe config, in run order. */
+/**
+ * The stage of `name` at training seed index r (seed config.seed + r): the first seed keeps the
+ * plain name (a single-seed run's stages and caches as before), later ones get `@s<r + 1>`.
+ */
+export function replicaStage(name: string, r: number): string {
+  return r === 0 ? name : `${name}@s${r + 1}`;
+}
+
+/** The training seeds of a config, in order. */
+export function trainingSeeds(config: RecipeConfig): number[] {
+  return Array.from({ length: config.seeds }, (_, r) => config.seed + r);
+}
+
+/**
+ * Whether a stage trains an arm that a claim compares, or evaluates one: those are run at every
+ * training seed, as are the base's noise and credit evaluations (at each seed's sampling). The main
+ * evaluations of the bases, the task pool, the SFT data, the boundary's perplexity
+ * scoring (seed 1's base and RL) and the orchestration study are shared.
+ */
+export function isReplicated(name: string, config: RecipeConfig): boolean {
+  if (/^(sft|eval-sft|rl|eval-rl|noise-rl)-/.test(name)) return true;
+  // the base's own noise and credit evaluations too, at each seed's sampling: the claims they
+  // decide alone (tool noise costs accuracy, long chains lose signal) then have a spread over seeds
+  if (name.startsWith("noise-eval-") || name === creditEvalStageName("base")) return true;
+  if (name === FIDELITY_STAGE) return true;
+  return config.credit.estimators.some(
+    (estimator) => name === creditStageName(estimator) || name === creditEvalStageName(estimator),
+  );
+}
+
+/**
+ * A stage of a later training seed: renamed, reading the same seed's replicas of the replicated
+ * stages it depends on (and the shared ones as they are); its run sees them under their plain
+ * names, so the stage code is the first seed's.
+ */
+function replicaOf(stage: StageSpec, r: number, config: RecipeConfig): StageSpec {
+  const renamed = (name: string) => (isReplicated(name, config) ? replicaStage(name, r) : name);
+  return {
+    ...stage,
+    name: replicaStage(stage.name, r),
+    after: stage.after.map(renamed),
+    run: (context, results) => {
+      const view: StageResults = { ...results };
+      for (const dependency of stage.after) view[dependency] = results[renamed(dependency)];
+      return stage.run(context, view);
+    },
+  };
+}
+
+/** The credit-fidelity sample of one training seed (no training: the strong base's rollouts). */
+function fidelityStage(config: RecipeConfig, r: number): StageSpec {
+  const fidelity = config.fidelity;
+  const seed = config.seed + r;
+  const episodes = fidelity.families.length * fidelity.tasksPerFamily * fidelity.groupSize;
+  return {
+    name: replicaStage(FIDELITY_STAGE, r),
+    after: [],
+    config: {
+      fidelity,
+      family: config.credit.family,
+      estimators: config.credit.estimators,
+      reward: config.credit.reward,
+      temperature: config.credit.temperature,
+      topP: config.eval.topP,
+      base: config.bases.strong,
+      seed,
+    },
+    cost: STAGE_SECONDS.fidelity(episodes),
+    run: (context) =>
+      sampleCreditFidelity({
+        policy: config.bases.strong,
+        families: fidelity.families,
+        blameFamily: config.credit.family,
+        tasksPerFamily: fidelity.tasksPerFamily,
+        groupSize: fidelity.groupSize,
+        temperature: config.credit.temperature,
+        topP: config.eval.topP,
+        reward: config.credit.reward,
+        estimators: config.credit.estimators,
+        seed: mixSeeds(seed, 0xf1),
+        batch: config.eval.batch,
+        onProgress: (fraction) => context.progress(fraction, "sampling"),
+      }),
+  };
+}
+
+/** The stage list of a recipe config, in run order: every training seed's arms, then the fidelity samples. */
 export function recipeStages(config: RecipeConfig): StageSpec[] {
+  const first = seedStages(config);
+  const stages = [...first];
+  for (let r = 1; r < config.seeds; r++) {
+    const seeded = seedStages({ ...config, seed: config.seed + r });
+    stages.push(
+      ...seeded
+        .filter((stage) => isReplicated(stage.name, config))
+        .map((stage) => replicaOf(stage, r, config)),
+    );
+  }
+  for (let r = 0; r < config.seeds; r++) stages.push(fidelityStage(config, r));
+  return stages;
+}
+
+/** The stages of one training seed (config.seed), in run order. */
+function seedStages(config: RecipeConfig): StageSpec[] {
   const stages: StageSpec[] = [];
   const evalTasks = recipeEvalTasks(config);
   const evalEpisodes = evalTasks.length * config.eval.n;

@@ -26,7 +26,7 @@ after(() => rmSync(folder, { recursive: true, force: true }));
 test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun reuses every stage", {
   timeout: 900_000,
 }, async () => {
-  const first = await runCli(recipeCommand.register, ["recipe", "--quick", "--out", out]);
+  const first = await runCli(recipeCommand.register, ["recipe", "--quick", "--seeds", "2", "--out", out]);
   const html = join(out, "report.html");
   assert.ok(existsSync(html), "report.html written");
   assert.ok(
@@ -35,9 +35,25 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
   );
   const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;
   assert.equal(report.preset, "quick");
+  assert.equal(report.config.seeds, 2, "--seeds reaches the config");
   assert.ok(report.stages.length >= 25, `${report.stages.length} stages`);
   assert.ok(report.stages.every((stage) => !stage.cached));
-  for (const experiment of ["boundary", "data-first", "credit", "noise", "base"]) {
+  // every claim once, by its stable id, with an estimate per training seed; a claim called against
+  // the seed carries a measured cause
+  const ids = report.verdicts.map((v) => v.id);
+  assert.equal(new Set(ids).size, ids.length, `ids unique: ${ids.join(", ")}`);
+  for (const id of ["rl-raises-pass1", "mt-grpo-beats-grpo", "credit-fidelity", "variance-grows-with-length"])
+    assert.ok(ids.includes(id), id);
+  for (const verdict of report.verdicts) {
+    assert.equal(verdict.seeds.length, report.config.seeds, `${verdict.id}: one estimate per seed`);
+    if (verdict.status === "not reproduced")
+      assert.ok(verdict.cause && verdict.cause.length > 10, verdict.id);
+  }
+  assert.ok(
+    report.stages.some((stage) => stage.name === "rl-base@s2"),
+    "the second seed's RL ran",
+  );
+  for (const experiment of ["boundary", "data-first", "credit", "fidelity", "noise", "base"]) {
     const verdicts = report.verdicts.filter((v) => v.experiment === experiment);
     assert.ok(verdicts.length > 0, `${experiment} has verdicts`);
     for (const verdict of verdicts) {
@@ -53,7 +69,15 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
   assert.ok(!/<script/i.test(page), "the page has no scripts");
   assert.ok((page.match(/<svg/g) ?? []).length >= 10, "plots are inlined");
 
-  const second = await runCli(recipeCommand.register, ["recipe", "--quick", "--out", out, "--json"]);
+  const second = await runCli(recipeCommand.register, [
+    "recipe",
+    "--quick",
+    "--seeds",
+    "2",
+    "--out",
+    out,
+    "--json",
+  ]);
   const json = JSON.parse(second.out.join("\n"));
   assert.equal(json.verdicts.length, report.verdicts.length);
   const again = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;

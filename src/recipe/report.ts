@@ -1,11 +1,14 @@
 /**
- * The recipe report: one section per experiment of the seed, each built by its own module in
+ * The recipe report: one section per experiment of the article, each built by its own module in
  * experiments/ (its numbers, its verdicts computed from them by analysis.ts, its plots, tables and
  * example trajectories); this file assembles them with the summary, the stages and the config,
  * and writes `report.json` holding every number the page shows.
  *
- * A verdict is "reproduced" or "not reproduced" only when the 95% interval of the relevant
- * difference excludes zero; otherwise it is "inconclusive" and says the run is too small to call.
+ * A claim's estimate is the mean over the training seeds of its paired per-task difference, with a
+ * two-level bootstrap interval (seeds, then tasks). It is "reproduced" when that interval excludes
+ * zero, "not reproduced" when it lies below zero or entirely below the margin (with the cause the
+ * runs' numbers show), and otherwise "inconclusive" with the seeds × tasks that would call it.
+ * Every verdict has a stable id and its per-seed estimates (`verdicts[].id`, `.seeds`).
  */
 import type { OrchestraExperimentResult } from "../orchestra/experiment.ts";
 import { type Block, type Cell, renderPage, type Section } from "../report/html.ts";
@@ -21,15 +24,26 @@ import {
   type Pass1Comparison,
   pass1Difference,
   type ReportContext,
+  seedList,
+  seedPass1Difference,
   statusCell,
 } from "./experiments/context.ts";
 import { creditExperiment } from "./experiments/credit.ts";
 import { dataFirstExperiment } from "./experiments/data-first.ts";
+import { fidelityExperiment } from "./experiments/fidelity.ts";
 import { noiseExperiment } from "./experiments/noise.ts";
 import { describeInfraFailures, infraFailuresByStage } from "./infra-failures.ts";
-import { MAIN_STARTS, resultOf, type SelectStageResult } from "./pipeline.ts";
+import {
+  isReplicated,
+  MAIN_STARTS,
+  replicaStage,
+  resultOf,
+  type SelectStageResult,
+  trainingSeeds,
+} from "./pipeline.ts";
 import type { EvalStageResult, RlStageResult } from "./stage-runs.ts";
 import type { StageOutcome, StageResults } from "./stages.ts";
+import { verdictIntervalChart } from "./verdict-chart.ts";
 
 export { PASS1_COMPARISONS, type Pass1Comparison, pass1Difference } from "./experiments/context.ts";
 
@@ -68,6 +82,7 @@ const EXPERIMENTS: readonly ((context: ReportContext) => Promise<ExperimentRepor
   boundaryExperiment,
   dataFirstExperiment,
   creditExperiment,
+  fidelityExperiment,
   noiseExperiment,
   baseExperiment,
 ];
@@ -82,7 +97,10 @@ function againstSection(verdicts: readonly Verdict[], context: ReportContext): S
   return {
     title: "Claims the lab calls against the article",
     blocks: against.flatMap((v): Block[] => [
-      { type: "paragraph", text: `${v.experiment}: ${v.claim}. ${v.evidence}.` },
+      {
+        type: "paragraph",
+        text: `${v.experiment} (${v.id}): ${v.claim}. ${v.evidence}. Per seed: ${seedList(v.seeds)}. Measured cause: ${v.cause ?? "n/a"}.`,
+      },
       ...(v.explanation ? [{ type: "paragraph" as const, text: v.explanation }] : []),
       ...(v.exampleStage
         ? exampleBlocks(`example from ${v.exampleStage}`, context.examplesOf(v.exampleStage).slice(0, 1))
@@ -102,6 +120,9 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   };
   for (const start of MAIN_STARTS) evals[`rl-${start}`] = get(`eval-rl-${start}`);
   const seed = config.seed;
+  const seeds = trainingSeeds(config);
+  const replicas = <T>(name: string): T[] =>
+    seeds.map((_, r) => get<T>(isReplicated(name, config) ? replicaStage(name, r) : name));
   const questions = new Map<string, string>();
   const context: ReportContext = {
     config,
@@ -113,6 +134,14 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     margin: config.margin,
     pass1: (comparison: Pass1Comparison) =>
       pass1Difference(comparison, (stage) => get<EvalStageResult>(stage).counts, seed),
+    seeds,
+    replicas,
+    seedPass1: (comparison: Pass1Comparison) =>
+      seedPass1Difference(
+        comparison,
+        (stage) => replicas<EvalStageResult>(stage).map((result) => result.counts),
+        seed,
+      ),
     examplesOf: (stage: string) => {
       const rl = get<RlStageResult>(stage);
       return rlExamples({
@@ -139,21 +168,37 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   // ---- summary, selection, stages, config ----------------------------------------------------------------
   const select = get<SelectStageResult>("select");
   experiments.selection = select;
+  const verdictSvg = await verdictIntervalChart(
+    verdicts.filter((v) => v.experiment !== "fidelity"),
+    config.margin,
+  );
+  const verdictFigure: Block[] = verdictSvg
+    ? [
+        {
+          type: "svg",
+          svg: verdictSvg,
+          caption: `Each claim's estimate over the ${seeds.length} training seeds (${seeds.join(", ")}): the 95% two-level bootstrap interval (seeds, then tasks within a seed) as a bar, the mean as a tick, each seed's own estimate as a dot; the dashed lines are 0 and the margin ${config.margin}. The credit-fidelity and variance claims, on their own scales, are drawn in their section.`,
+        },
+      ]
+    : [];
   const summary: Section = {
     title: "Summary",
     blocks: [
       {
         type: "paragraph",
-        text: `Preset ${config.preset}, seed ${config.seed}: ${input.outcomes.every((o) => o.cached) ? "this report was rebuilt from cached stages;" : `this run ${(input.seconds / 60).toFixed(1)} min,`} the stages' own compute ${(input.outcomes.reduce((sum, o) => sum + o.seconds, 0) / 60).toFixed(1)} min (cached ones as first measured), on ${input.machine.cpus} × ${input.machine.cpuModel} (${input.machine.memoryGiB} GiB, Node ${input.machine.node}). Each claim below is checked on the numbers of its section; "inconclusive" means the 95% interval of the difference includes zero at this size, not that the claim is false.${config.preset === "quick" ? " The quick preset exists to exercise every stage: expect most verdicts to be inconclusive." : ""}`,
+        text: `Preset ${config.preset}, training seeds ${seeds.join(", ")} (every arm a claim compares trained at each): ${input.outcomes.every((o) => o.cached) ? "this report was rebuilt from cached stages;" : `this run ${(input.seconds / 60).toFixed(1)} min,`} the stages' own compute ${(input.outcomes.reduce((sum, o) => sum + o.seconds, 0) / 60).toFixed(1)} min (cached ones as first measured), on ${input.machine.cpus} × ${input.machine.cpuModel} (${input.machine.memoryGiB} GiB, Node ${input.machine.node}). Each claim below is checked on the numbers of its section: its estimate is the mean over the training seeds of the paired per-task difference, its 95% interval a two-level bootstrap over the seeds and then the tasks within each; "inconclusive" means that interval neither clears the margin nor rules out the claim's effect size at this size, not that the claim is false.${config.preset === "quick" ? " The quick preset exists to exercise every stage: expect most verdicts to be inconclusive." : ""}`,
       },
       {
         type: "table",
-        columns: ["experiment", "claim", "status", "evidence"],
-        rows: verdicts.map((v) => [v.experiment, v.claim, statusCell(v.status), v.evidence] as Cell[]),
+        columns: ["id", "experiment", "claim", "status", "per seed", "evidence"],
+        rows: verdicts.map(
+          (v) => [v.id, v.experiment, v.claim, statusCell(v.status), seedList(v.seeds), v.evidence] as Cell[],
+        ),
       },
+      ...verdictFigure,
       {
         type: "paragraph",
-        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many tasks would call it.`,
+        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many seeds × tasks would call it; a claim called against the article carries the cause its runs' numbers show.`,
       },
       {
         type: "paragraph",
@@ -198,7 +243,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   };
   const html = renderPage({
     title: "agentrl: the article's recipe on the embedded lab",
-    subtitle: `${config.preset} preset · seed ${config.seed} · ${report.createdAt}`,
+    subtitle: `${config.preset} preset · training seeds ${seeds.join(", ")} · ${report.createdAt}`,
     sections: [summary, ...(against ? [against] : []), ...sections, stagesSection],
   });
   return { report, html };

@@ -23,6 +23,7 @@ import { clearRecipeOutput } from "../../recipe/output-folder.ts";
 import { type RunRecipeOptions, recipeStagesFor, runRecipe, runRecipeStages } from "../../recipe/recipe.ts";
 import { createProgress, type Progress } from "../progress.ts";
 import { interruptOnSigint } from "../training-run.ts";
+import { parseNumber } from "./options.ts";
 
 interface RecipeCommandOptions {
   quick?: boolean;
@@ -33,6 +34,8 @@ interface RecipeCommandOptions {
   stages?: string;
   showConfig?: boolean;
   json?: boolean;
+  seed?: string;
+  seeds?: string;
 }
 
 function presetOf(options: RecipeCommandOptions): RecipePreset | undefined {
@@ -64,12 +67,23 @@ export function register(program: Command): void {
       "--stages <names>",
       "only these stages (comma-separated) and the stages they read, through the same cache; no report",
     )
+    .option("--seed <n>", "top-level seed (training seeds seed … seed + seeds − 1; default 1)")
+    .option("--seeds <n>", "training seeds per arm (default 3; quick: 1)")
     .option("--show-config", "print the resolved config and exit")
     .option("--json", "print the report's verdicts as JSON")
     .action(async (options: RecipeCommandOptions) => {
-      const config = options.config
+      const loaded = options.config
         ? loadRecipeConfigFile(options.config, presetOf(options))
         : parseRecipeConfig({}, presetOf(options));
+      const overrides = {
+        ...(options.seed !== undefined
+          ? { seed: parseNumber("--seed", options.seed, { integer: true, min: 0 }) }
+          : {}),
+        ...(options.seeds !== undefined
+          ? { seeds: parseNumber("--seeds", options.seeds, { integer: true, min: 1, max: 10 }) }
+          : {}),
+      };
+      const config = parseRecipeConfig({ ...loaded, ...overrides }, loaded.preset);
       if (options.showConfig) {
         console.log(JSON.stringify(config, null, 2));
         return;
@@ -120,7 +134,7 @@ export function register(program: Command): void {
         console.log(`\nreport: ${run.files.html}\nnumbers: ${run.files.json}`);
         console.log(`recipe (${config.preset}) finished in ${(run.seconds / 60).toFixed(1)} min\n`);
         for (const verdict of run.report.verdicts) {
-          console.log(`[${verdict.status}] ${verdict.claim}\n    ${verdict.evidence}`);
+          console.log(`[${verdict.status}] ${verdict.id}: ${verdict.claim}\n    ${verdict.evidence}`);
         }
       } catch (error) {
         (progress as Progress | null)?.stop();

@@ -3,15 +3,14 @@ import { hasPassHatK, type NamedCurve, passAtKChart } from "../../eval/passk-cha
 import type { Block, Section } from "../../report/html.ts";
 import {
   formatDifference,
-  gainShrinkage,
   meanPassAtK,
-  pairedDifference,
   positiveStatus,
+  seedPairedDifference,
   taskPassAtK,
   type Verdict,
 } from "../analysis.ts";
 import { type BoundaryStageResult, type SelectStageResult, WITHHELD_TEMPLATE } from "../pipeline.ts";
-import type { RlStageResult } from "../stage-runs.ts";
+import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
 import {
   curveAt,
   type ExperimentReport,
@@ -22,9 +21,11 @@ import {
   hatCurveAt,
   isWithheld,
   mainCurve,
+  measuredCause,
   notWithheld,
   PASS1_COMPARISONS,
   type ReportContext,
+  runSignal,
   verdictBlock,
 } from "./context.ts";
 
@@ -58,60 +59,102 @@ export async function passHatKBlocks(curves: readonly NamedCurve[], caption: str
 }
 
 export async function boundaryExperiment(context: ReportContext): Promise<ExperimentReport> {
-  const { config, get, evals, n, seed, pass1, examplesOf } = context;
+  const { config, get, evals, n, seed, examplesOf, replicas } = context;
   const base = evals.base;
   const rl = evals["rl-base"];
   const boundary = get<BoundaryStageResult>("boundary");
-  const gain1 = pass1(PASS1_COMPARISONS.rlGain);
-  const gainN = pairedDifference(base.counts, rl.counts, (c) => taskPassAtK(c, n), seed, notWithheld);
-  const shrink = gainShrinkage(base.counts, rl.counts, n, seed, notWithheld);
+  const rlSeeds = replicas<EvalStageResult>("eval-rl-base");
+  const pairs = rlSeeds.map((result) => ({ a: base.counts, b: result.counts }));
+  const gain1 = context.seedPass1(PASS1_COMPARISONS.rlGain);
+  const gainN = seedPairedDifference(pairs, { value: (c) => taskPassAtK(c, n), filter: notWithheld, seed });
+  const shrink = seedPairedDifference(pairs, {
+    value: (c) => taskPassAtK(c, 1) - taskPassAtK(c, n),
+    filter: notWithheld,
+    seed,
+  });
   const withheld: Record<string, number | null> = {};
   for (const [name, result] of Object.entries(evals))
     withheld[name] = meanPassAtK(result.counts, n, isWithheld);
+  const withheldSeeds = rlSeeds.map((result) => meanPassAtK(result.counts, n, isWithheld));
   const solvable = boundary.solvable[0];
+  const rlRuns = replicas<RlStageResult>("rl-base").map((run, r) =>
+    runSignal(`rl-base@seed${context.seeds[r]}`, run),
+  );
   const rlRun = get<RlStageResult>("rl-base");
   const pool = get<SelectStageResult>("select").taskIds.length;
+  const reachedAt = withheldSeeds.filter((value) => (value ?? 0) > 0).length;
   const v: Verdict[] = [
     {
+      id: "rl-raises-pass1",
       experiment: "boundary",
       claim: "RL raises pass@1 over its base",
       status: positiveStatus(gain1, context.margin),
       difference: gain1,
+      seeds: gain1?.seeds ?? [],
       evidence: formatDifference(gain1, "pass@1 RL − base"),
-      explanation: `${config.rl.steps} RL steps of ${config.rl.tasksPerStep}×${config.rl.groupSize} rollouts (learning rate ${config.rl.learningRate}, ${rlRun.skipped.noSignal.length} steps without any group with signal) on the ${pool} selected tasks moved pass@1 from ${fixed(curveAt(mainCurve(base), 1))} to ${fixed(curveAt(mainCurve(rl), 1))} on the test tasks: too little training to sharpen the base measurably, or a pool too small to generalise from.`,
+      cause: measuredCause(gain1, context.margin, rlRuns),
+      explanation: `${config.rl.steps} RL steps of ${config.rl.tasksPerStep}×${config.rl.groupSize} rollouts (learning rate ${config.rl.learningRate}, ${rlRun.skipped.noSignal.length} steps without any group with signal at the first seed) on the ${pool} selected tasks moved pass@1 from ${fixed(curveAt(mainCurve(base), 1))} to ${fixed(curveAt(mainCurve(rl), 1))} on the test tasks (first seed): too little training to sharpen the base measurably, or a pool too small to generalise from.`,
       exampleStage: "rl-base",
     },
     {
+      id: "rl-gain-shrinks-with-k",
       experiment: "boundary",
       claim: `RL's gain shrinks as k grows (the base catches up by k = ${n})`,
       status: positiveStatus(shrink, context.margin),
       difference: shrink,
+      seeds: shrink?.seeds ?? [],
       evidence: `${formatDifference(shrink, `(gain at k=1) − (gain at k=${n})`)}; ${formatDifference(gainN, `pass@${n} RL − base`)}`,
-      explanation: `RL's gain over the base is ${formatDifference(gain1, "at k = 1")} and ${formatDifference(gainN, `at k = ${n}`)}: it does not shrink as k grows. pass@${n}: base ${fixed(curveAt(mainCurve(base), n))}, RL ${fixed(curveAt(mainCurve(rl), n))}.${solvable && solvable.onlyB > 0 ? ` RL solved ${solvable.onlyB} tasks the base did not in ${n} samples (see the solvable sets): it widened what it samples rather than only sharpening it.` : ""}`,
+      cause: measuredCause(shrink, context.margin, rlRuns),
+      explanation: `RL's gain over the base is ${formatDifference(gain1, "at k = 1")} and ${formatDifference(gainN, `at k = ${n}`)}: it does not shrink as k grows. pass@${n}: base ${fixed(curveAt(mainCurve(base), n))}, RL ${fixed(curveAt(mainCurve(rl), n))} (first seed).${solvable && solvable.onlyB > 0 ? ` RL solved ${solvable.onlyB} tasks the base did not in ${n} samples (see the solvable sets): it widened what it samples rather than only sharpening it.` : ""}`,
       exampleStage: "rl-base",
     },
     {
+      id: "rl-cannot-reach-withheld",
       experiment: "boundary",
       claim: `RL alone cannot reach the template the base never saw (${WITHHELD_TEMPLATE}): pass@${n} stays 0`,
-      status:
-        withheld["rl-base"] === null
-          ? "not measured"
-          : withheld["rl-base"] === 0 && withheld.base === 0
+      // reached by the base, or by RL at most seeds, breaks the claim; at a minority of seeds it is open
+      status: withheldSeeds.some((value) => value === null)
+        ? "not measured"
+        : (withheld.base ?? 0) > 0 || reachedAt > withheldSeeds.length / 2
+          ? "not reproduced"
+          : reachedAt === 0
             ? "reproduced"
-            : "not reproduced",
-      evidence: `pass@${n} on ${WITHHELD_TEMPLATE}: base ${fixed(withheld.base)}, RL ${fixed(withheld["rl-base"])}`,
-      explanation: `The base's pass@${n} on ${WITHHELD_TEMPLATE} is ${fixed(withheld.base)} and RL's ${fixed(withheld["rl-base"])}: a template the pretraining corpus withheld is solved at least once; a generic answer strategy (e.g. a guessed magnitude) can hit a gold answer by chance.`,
+            : "inconclusive",
+      seeds: withheldSeeds,
+      evidence: `pass@${n} on ${WITHHELD_TEMPLATE}: base ${fixed(withheld.base)}, RL per seed ${withheldSeeds.map((value) => fixed(value)).join(", ")}`,
+      cause: `the template was solved at k = ${n}: base ${fixed(withheld.base)}, RL at ${reachedAt} of ${withheldSeeds.length} seeds (${withheldSeeds.map((value) => fixed(value)).join(", ")})`,
+      explanation: `The base's pass@${n} on ${WITHHELD_TEMPLATE} is ${fixed(withheld.base)} and RL's ${fixed(withheld["rl-base"])} at the first seed: a template the pretraining corpus withheld is solved at least once; a generic answer strategy (e.g. a guessed magnitude) can hit a gold answer by chance.`,
       exampleStage: "rl-base",
     },
   ];
+  // solvable sets at k = n from the counts of every seed (c > 0 in n samples)
+  const baseSolved = new Set(base.counts.filter((count) => count.c > 0).map((count) => count.taskId));
+  const outsideSeeds = rlSeeds.map((result) => {
+    const solved = result.counts.filter((count) => count.c > 0);
+    return solved.length === 0
+      ? null
+      : solved.filter((count) => !baseSolved.has(count.taskId)).length / solved.length;
+  });
   if (solvable) {
     const rlSolvable = solvable.both + solvable.onlyB;
     const outside = rlSolvable === 0 ? 0 : solvable.onlyB / rlSolvable;
+    const above = outsideSeeds.filter((share) => (share ?? 0) > 0.1).length;
+    const measured = outsideSeeds.filter((share) => share !== null) as number[];
     v.push({
+      id: "rl-solvable-inside-base",
       experiment: "boundary",
       claim: "RL's solvable set lies (almost) inside the base's: at most 10% of the tasks RL solves are new",
-      status: rlSolvable === 0 ? "not measured" : outside <= 0.1 ? "reproduced" : "not reproduced",
-      evidence: `at k = ${n}: solved by both ${solvable.both}, base only ${solvable.onlyA}, RL only ${solvable.onlyB} (${(100 * outside).toFixed(0)}% of RL's), neither ${solvable.neither}; with few samples per task a base-solvable task can look unsolved`,
+      status:
+        measured.length === 0
+          ? "not measured"
+          : above === 0
+            ? "reproduced"
+            : above > outsideSeeds.length / 2
+              ? "not reproduced"
+              : "inconclusive",
+      seeds: outsideSeeds,
+      evidence: `at k = ${n}, first seed: solved by both ${solvable.both}, base only ${solvable.onlyA}, RL only ${solvable.onlyB} (${(100 * outside).toFixed(0)}% of RL's), neither ${solvable.neither}; share of RL's solved tasks the base never solved, per seed: ${outsideSeeds.map((share) => (share === null ? "n/a" : `${(100 * share).toFixed(0)}%`)).join(", ")}; with few samples per task a base-solvable task can look unsolved`,
+      cause: `RL solved tasks the base never solved in ${n} samples at ${above} of ${outsideSeeds.length} seeds (shares ${outsideSeeds.map((share) => (share === null ? "n/a" : `${(100 * share).toFixed(0)}%`)).join(", ")} > 10%)`,
       explanation: `${solvable.onlyB} of the ${rlSolvable} tasks RL solves at k = ${n} were never solved by the base in ${n} samples (${(100 * outside).toFixed(0)}% > 10%): either RL reached beyond the base's boundary or ${n} samples were too few to see the base solve them.`,
       exampleStage: "rl-base",
     });
@@ -124,6 +167,8 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
     gainAt1: gain1,
     gainAtN: gainN,
     gainShrinkage: shrink,
+    withheldPassAtNSeeds: withheldSeeds,
+    solvableOutsideSeeds: outsideSeeds,
     withheldPassAtN: withheld,
     solvable,
     perplexity: boundary.perplexity,

@@ -10,11 +10,21 @@
 import type { PassAtKCurve } from "../../eval/passk.ts";
 import type { TaskCount } from "../../eval/task-counts.ts";
 import { type Block, type Cell, formatNumber, type Section } from "../../report/html.ts";
-import { marginNote, type PairedDifference, pairedDifference, powerNote, type Verdict } from "../analysis.ts";
+import {
+  marginNote,
+  type PairedDifference,
+  pairedDifference,
+  powerNote,
+  type SeedEstimate,
+  seedPairedDifference,
+  seedPowerNote,
+  seedsToDecide,
+  type Verdict,
+} from "../analysis.ts";
 import type { RecipeConfig } from "../config.ts";
 import type { ExampleTrajectory } from "../examples.ts";
 import { WITHHELD_TEMPLATE } from "../pipeline.ts";
-import type { EvalStageResult } from "../stage-runs.ts";
+import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
 import type { StageResults } from "../stages.ts";
 
 export interface ReportContext {
@@ -30,6 +40,12 @@ export interface ReportContext {
   /** The smallest difference a claim is about (config.margin): an interval below it calls the claim against. */
   margin: number;
   pass1: (comparison: Pass1Comparison) => PairedDifference | null;
+  /** The training seeds (config.seed, +1, …), in order. */
+  seeds: number[];
+  /** A replicated stage's result at every training seed, in seed order (pipeline.ts `replicaStage`). */
+  replicas: <T>(name: string) => T[];
+  /** One of PASS1_COMPARISONS at every training seed, with the two-level (seeds, tasks) interval. */
+  seedPass1: (comparison: Pass1Comparison) => SeedEstimate | null;
   /** Example trajectories of an RL stage's rollouts. */
   examplesOf: (stage: string) => ExampleTrajectory[];
 }
@@ -73,18 +89,114 @@ export function finishVerdicts(verdicts: Verdict[], margin: number): void {
       delete verdict.explanation;
       delete verdict.exampleStage;
     }
+    if (verdict.status === "not reproduced" && !verdict.cause)
+      throw new Error(`recipe report: verdict ${verdict.id} is "not reproduced" without a measured cause`);
+    if (verdict.status !== "not reproduced") delete verdict.cause;
     if (!verdict.difference) continue;
     if (verdict.status === "not reproduced") verdict.evidence += marginNote(verdict.difference, margin);
-    if (verdict.status === "inconclusive") verdict.evidence += powerNote(verdict.difference, margin);
+    if (verdict.status === "inconclusive" && "seeds" in verdict.difference) {
+      verdict.evidence += seedPowerNote(verdict.difference as SeedEstimate, margin);
+      verdict.decide = seedsToDecide(verdict.difference as SeedEstimate, margin);
+    } else if (verdict.status === "inconclusive") verdict.evidence += powerNote(verdict.difference, margin);
   }
+}
+
+/** What an RL run's history says about its learning signal and tool use (for measured causes). */
+export interface RunSignal {
+  name: string;
+  /** Steps in which no group had signal (all rollouts of every group agreed), and the steps run. */
+  noSignalSteps: number;
+  steps: number;
+  /** Tool calls per episode over the first and the last steps' rollouts (null when not recorded). */
+  toolCallsStart: number | null;
+  toolCallsEnd: number | null;
+  /** Train reward over the first and last steps, and held-out pass@1 at the start and end (null when not tracked). */
+  rewardStart: number | null;
+  rewardEnd: number | null;
+}
+
+/** A run's signal summary from its stored result. */
+export function runSignal(name: string, rl: RlStageResult): RunSignal {
+  const series = (key: string) => rl.history[key] ?? [];
+  const edge = (key: string, at: "start" | "end") => {
+    const points = series(key);
+    if (points.length === 0) return null;
+    const part =
+      at === "start"
+        ? points.slice(0, Math.max(1, Math.ceil(points.length / 4)))
+        : points.slice(-Math.max(1, Math.ceil(points.length / 4)));
+    return part.reduce((sum, [, value]) => sum + value, 0) / part.length;
+  };
+  return {
+    name,
+    noSignalSteps: rl.skipped.noSignal.length,
+    steps: rl.steps,
+    toolCallsStart: edge("rollout/tool_calls_per_episode", "start"),
+    toolCallsEnd: edge("rollout/tool_calls_per_episode", "end"),
+    rewardStart: edge("reward/mean", "start"),
+    rewardEnd: edge("reward/mean", "end"),
+  };
+}
+
+/**
+ * The measured cause of a claim called "not reproduced", from its runs' numbers (checked in
+ * order): no learning signal (at least half the steps of a run, over its seeds, had no group with
+ * signal), a farmed reward (the train reward rose while tool calls per episode grew by half or
+ * more and the claim's effect did not come), else the effect itself: of the wrong sign, or below
+ * the margin.
+ */
+export function measuredCause(
+  estimate: PairedDifference | null,
+  margin: number,
+  runs: readonly RunSignal[] = [],
+): string {
+  const starved = runs.filter((run) => run.steps > 0 && run.noSignalSteps / run.steps >= 0.5);
+  if (starved.length > 0) {
+    const list = starved.map((run) => `${run.name} ${run.noSignalSteps}/${run.steps}`).join(", ");
+    return `no learning signal: steps without any group with signal ${list}`;
+  }
+  const farmed = runs.filter(
+    (run) =>
+      run.toolCallsStart !== null &&
+      run.toolCallsEnd !== null &&
+      run.rewardStart !== null &&
+      run.rewardEnd !== null &&
+      run.toolCallsEnd >= 1.5 * Math.max(run.toolCallsStart, 0.5) &&
+      run.rewardEnd > run.rewardStart,
+  );
+  if (farmed.length > 0) {
+    const list = farmed
+      .map(
+        (run) =>
+          `${run.name}: tool calls per episode ${run.toolCallsStart!.toFixed(1)} → ${run.toolCallsEnd!.toFixed(1)}, train reward ${run.rewardStart!.toFixed(2)} → ${run.rewardEnd!.toFixed(2)}`,
+      )
+      .join("; ");
+    return `a farmed reward: the train reward rose with the tool calls while the claimed effect did not come (${list})`;
+  }
+  if (!estimate) return "nothing measured";
+  const f = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
+  if (estimate.interval.upper < 0)
+    return `an effect of the opposite sign: ${f(estimate.mean)} [${f(estimate.interval.lower)}, ${f(estimate.interval.upper)}]`;
+  return `an effect below the margin: ${f(estimate.mean)} [${f(estimate.interval.lower)}, ${f(estimate.interval.upper)}], entirely below ${margin}`;
+}
+
+/** The per-seed estimates of a verdict, "+0.081, +0.053, +0.008". */
+export function seedList(seeds: readonly (number | null)[]): string {
+  return seeds.map((x) => (x === null ? "n/a" : `${x >= 0 ? "+" : ""}${x.toFixed(3)}`)).join(", ");
 }
 
 export function verdictBlock(verdicts: readonly Verdict[]): Block {
   return {
     type: "table",
-    caption: "Verdicts (computed from the numbers above)",
-    columns: ["claim", "status", "evidence"],
-    rows: verdicts.map((v) => [v.claim, statusCell(v.status), v.evidence]),
+    caption: "Verdicts (computed from the numbers above; per seed: the estimate at each training seed)",
+    columns: ["id", "claim", "status", "per seed", "evidence"],
+    rows: verdicts.map((v) => [
+      v.id,
+      v.claim,
+      statusCell(v.status),
+      seedList(v.seeds),
+      v.cause ? `${v.evidence}. Cause: ${v.cause}` : v.evidence,
+    ]),
   };
 }
 
@@ -122,7 +234,7 @@ export function exampleBlocks(title: string, examples: readonly ExampleTrajector
 }
 
 export function figureCaption(config: RecipeConfig, text: string): string {
-  return `${text} Seed ${config.seed}, one run per curve (${config.preset} preset).`;
+  return `${text} Training seed ${config.seed} (the first of ${config.seeds}), one run per curve (${config.preset} preset).`;
 }
 
 export function curveAt(curve: PassAtKCurve, k: number): number | null {
@@ -189,4 +301,16 @@ export function pass1Difference(
     seed,
     comparison.withheld ? undefined : notWithheld,
   );
+}
+
+/** One of PASS1_COMPARISONS at every training seed: each seed's two stages, paired over tasks, then the two-level bootstrap. */
+export function seedPass1Difference(
+  comparison: Pass1Comparison,
+  countsAt: (stage: string) => readonly (readonly TaskCount[])[],
+  seed: number,
+): SeedEstimate | null {
+  const a = countsAt(comparison.a);
+  const b = countsAt(comparison.b);
+  const pairs = b.map((counts, r) => ({ a: a[Math.min(r, a.length - 1)], b: counts }));
+  return seedPairedDifference(pairs, { seed, filter: comparison.withheld ? undefined : notWithheld });
 }

@@ -1,16 +1,17 @@
+import type { TaskCount } from "../../eval/task-counts.ts";
 import type { Section } from "../../report/html.ts";
 import { barChart } from "../../report/plots.ts";
 import { type CreditCurve, creditAssignmentCharts, creditCurvePoints } from "../../rl/credit-assignment.ts";
 import {
   byHops,
   formatDifference,
-  groupDifference,
   type HopRow,
   hopsOf,
   meanPassAtK,
   noSignalProbability,
-  pairedDifference,
   positiveStatus,
+  seedBootstrap,
+  seedPairedDifference,
   type Verdict,
 } from "../analysis.ts";
 import { creditEvalStageName, creditStageName } from "../pipeline.ts";
@@ -21,7 +22,9 @@ import {
   figureCaption,
   finishVerdicts,
   fixed,
+  measuredCause,
   type ReportContext,
+  runSignal,
   verdictBlock,
 } from "./context.ts";
 
@@ -38,7 +41,7 @@ function creditCurveOf(
 }
 
 export async function creditExperiment(context: ReportContext): Promise<ExperimentReport> {
-  const { config, get, evals, n, seed, examplesOf } = context;
+  const { config, get, evals, n, seed, examplesOf, replicas, seeds } = context;
   const credit = config.credit;
   const runs = credit.estimators.map((estimator) => ({
     estimator,
@@ -66,49 +69,75 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
   // the verdicts: every final checkpoint on the same test tasks of the family, paired over tasks
   const tested = (model: string) => get<EvalStageResult>(creditEvalStageName(model)).counts;
   const testPass1 = (model: string) => meanPassAtK(tested(model), 1);
+  const testedSeeds = (model: string) =>
+    replicas<EvalStageResult>(creditEvalStageName(model)).map((result) => result.counts);
+  const signalsOf = (estimator: string) =>
+    replicas<RlStageResult>(creditStageName(estimator)).map((rl, r) =>
+      runSignal(`${estimator}@seed${seeds[r]}`, rl),
+    );
   for (const run of runs) {
     if (run.estimator === "grpo" || !grpo) continue;
-    const difference = pairedDifference(tested("grpo"), tested(run.estimator), undefined, seed);
+    const grpoSeeds = testedSeeds("grpo");
+    const difference = seedPairedDifference(
+      testedSeeds(run.estimator).map((counts, r) => ({ a: grpoSeeds[r], b: counts })),
+      { seed },
+    );
     const status = positiveStatus(difference, context.margin);
     v.push({
+      id: `${run.estimator}-beats-grpo`,
       experiment: "credit",
       claim: `turn-level credit (${run.estimator}) learns ${credit.family} better than outcome-only GRPO`,
       status,
       difference,
-      evidence: `pass@1 on ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples after ${credit.steps} steps: ${run.estimator} ${fixed(testPass1(run.estimator))}, grpo ${fixed(testPass1("grpo"))}, base ${fixed(testPass1("base"))} (${formatDifference(difference, `${run.estimator} − grpo`)})`,
+      seeds: difference?.seeds ?? [],
+      cause: measuredCause(difference, context.margin, [...signalsOf(run.estimator), ...signalsOf("grpo")]),
+      evidence: `pass@1 on ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples after ${credit.steps} steps, at seeds ${seeds.join(", ")}: ${run.estimator} ${fixed(testPass1(run.estimator))}, grpo ${fixed(testPass1("grpo"))}, base ${fixed(testPass1("base"))} (first seed) (${formatDifference(difference, `${run.estimator} − grpo`)})`,
       ...(status === "not reproduced"
         ? {
-            explanation: `Both runs start from the same base (pass@1 ${fixed(testPass1("base"))} on these tasks) and see the same tasks; ${run.estimator} ended at ${fixed(testPass1(run.estimator))} and grpo at ${fixed(testPass1("grpo"))}. Steps without any group with signal: ${run.estimator} ${run.rl.skipped.noSignal.length}, grpo ${grpo.rl.skipped.noSignal.length} of ${credit.steps}. At ${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize} rollouts the turn-level terms did not move held-out accuracy beyond outcome-only GRPO; the example shows the per-turn rewards and advantages ${run.estimator} gave.`,
+            explanation: `Both runs start from the same base (pass@1 ${fixed(testPass1("base"))} on these tasks) and see the same tasks; ${run.estimator} ended at ${fixed(testPass1(run.estimator))} and grpo at ${fixed(testPass1("grpo"))} (first seed). Steps without any group with signal: ${run.estimator} ${run.rl.skipped.noSignal.length}, grpo ${grpo.rl.skipped.noSignal.length} of ${credit.steps}. At ${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize} rollouts the turn-level terms did not move held-out accuracy beyond outcome-only GRPO; the example shows the per-turn rewards and advantages ${run.estimator} gave.`,
             exampleStage: creditStageName(run.estimator),
           }
         : {}),
     });
   }
   // no-signal groups by chain length, over every evaluation of the strong base at the main sampling
-  // (the main test tasks and the family's test tasks), for groups of the credit runs' size
-  const seen = new Set<string>();
-  const baseCounts = [...evals.base.counts, ...tested("base")].filter(
-    (count) => !seen.has(count.taskId) && seen.add(count.taskId) && count.n >= credit.groupSize,
-  );
-  const pooledHops: HopRow[] = byHops(baseCounts);
-  const noSignal = (keep: (hops: number) => boolean) =>
-    baseCounts
-      .filter((count) => {
-        const hopCount = hopsOf(count);
-        return hopCount !== null && keep(hopCount);
-      })
-      .map((count) => noSignalProbability(count, credit.groupSize));
+  // (the main test tasks and the family's test tasks), for groups of the credit runs' size; the
+  // base is not trained, so its seeds are the family evaluation's sampling draws
   const SHORT = 2;
-  const short = noSignal((h) => h <= SHORT);
-  const long = noSignal((h) => h > SHORT);
-  const signalShift = short.length > 0 && long.length > 0 ? groupDifference(short, long, seed) : null;
+  const pooledAt = (familyCounts: readonly TaskCount[]) => {
+    const seen = new Set<string>();
+    return [...evals.base.counts, ...familyCounts].filter(
+      (count) => !seen.has(count.taskId) && seen.add(count.taskId) && count.n >= credit.groupSize,
+    );
+  };
+  const baseSeeds = testedSeeds("base").map(pooledAt);
+  const baseCounts = baseSeeds[0];
+  const pooledHops: HopRow[] = byHops(baseCounts);
+  const signalUnits = baseSeeds.map((counts) =>
+    counts.flatMap((count) => {
+      const hopCount = hopsOf(count);
+      return hopCount === null
+        ? []
+        : [{ long: hopCount > SHORT, p: noSignalProbability(count, credit.groupSize) }];
+    }),
+  );
   const mean = (values: number[]) => values.reduce((sum, x) => sum + x, 0) / Math.max(1, values.length);
+  const longMinusShort = (units: readonly { long: boolean; p: number }[]) =>
+    mean(units.filter((u) => u.long).map((u) => u.p)) - mean(units.filter((u) => !u.long).map((u) => u.p));
+  const signalShift = signalUnits.every((units) => units.some((u) => u.long) && units.some((u) => !u.long))
+    ? seedBootstrap(signalUnits, { statistic: longMinusShort, seed })
+    : null;
+  const short = signalUnits[0].filter((u) => !u.long).map((u) => u.p);
+  const long = signalUnits[0].filter((u) => u.long).map((u) => u.p);
   v.push({
+    id: "long-chains-less-signal",
     experiment: "credit",
     claim: `longer chains leave more RL groups without signal (all ${credit.groupSize} rollouts agree): ${SHORT + 1}+ hops vs 1-${SHORT}`,
     status: positiveStatus(signalShift, context.margin),
     difference: signalShift,
-    evidence: `probability that a group of ${credit.groupSize} has no signal, from the strong base's ${baseCounts.length} evaluated tasks: 1-${SHORT} hops ${fixed(mean(short), 2)} (${short.length} tasks), ${SHORT + 1}+ hops ${fixed(mean(long), 2)} (${long.length} tasks) (${formatDifference(signalShift, "long − short")}); by hops: ${pooledHops.map((row) => `${row.hops}: pass rate ${fixed(row.passRate, 2)}, p(1−p) ${fixed(row.returnVariance)} (${row.tasks} tasks)`).join(", ")}`,
+    seeds: signalShift?.seeds ?? [],
+    cause: measuredCause(signalShift, context.margin),
+    evidence: `probability that a group of ${credit.groupSize} has no signal, from the strong base's ${baseCounts.length} evaluated tasks (first seed): 1-${SHORT} hops ${fixed(mean(short), 2)} (${short.length} tasks), ${SHORT + 1}+ hops ${fixed(mean(long), 2)} (${long.length} tasks) (${formatDifference(signalShift, "long − short")}); by hops: ${pooledHops.map((row) => `${row.hops}: pass rate ${fixed(row.passRate, 2)}, p(1−p) ${fixed(row.returnVariance)} (${row.tasks} tasks)`).join(", ")}`,
     explanation: `Long chains are not harder to get signal from here: the base's pass rate by hops is ${pooledHops.map((row) => `${row.hops}: ${fixed(row.passRate, 2)}`).join(", ")}.`,
     exampleStage: creditStageName("grpo"),
   });

@@ -4,7 +4,7 @@ import { lineChart } from "../../report/plots.ts";
 import { formatDifference, meanPassAtK, positiveStatus, type Verdict } from "../analysis.ts";
 import { datasetExample, type ExampleTrajectory } from "../examples.ts";
 import { type DataStageResult, WITHHELD_TEMPLATE } from "../pipeline.ts";
-import type { SftStageResult } from "../stage-runs.ts";
+import type { EvalStageResult, RlStageResult, SftStageResult } from "../stage-runs.ts";
 import {
   curveAt,
   type ExperimentReport,
@@ -14,8 +14,10 @@ import {
   fixed,
   isWithheld,
   mainCurve,
+  measuredCause,
   PASS1_COMPARISONS,
   type ReportContext,
+  runSignal,
   verdictBlock,
   withheldCurve,
 } from "./context.ts";
@@ -41,34 +43,54 @@ function dataExamples(real: DataStageResult, stitched: DataStageResult, seed: nu
 }
 
 export async function dataFirstExperiment(context: ReportContext): Promise<ExperimentReport> {
-  const { config, get, evals, n, pass1, examplesOf } = context;
+  const { config, get, evals, n, examplesOf, replicas, seeds } = context;
   const real = get<SftStageResult>("sft-real");
   const stitched = get<SftStageResult>("sft-stitched");
   const dataReal = get<DataStageResult>("data-real");
   const dataStitched = get<DataStageResult>("data-stitched");
-  const afterRl = pass1(PASS1_COMPARISONS.realVsStitchedAfterRl);
-  const afterSft = pass1(PASS1_COMPARISONS.realVsStitchedAfterSft);
+  const afterRl = context.seedPass1(PASS1_COMPARISONS.realVsStitchedAfterRl);
+  const afterSft = context.seedPass1(PASS1_COMPARISONS.realVsStitchedAfterSft);
+  const withheldSeeds = replicas<EvalStageResult>("eval-sft-real").map((result) =>
+    meanPassAtK(result.counts, n, isWithheld),
+  );
+  const baseWithheld = meanPassAtK(evals.base.counts, n, isWithheld) ?? 0;
+  const reached = withheldSeeds.filter((value) => (value ?? 0) > 0).length;
+  const sftSeeds = replicas<SftStageResult>("sft-real");
+  const rlRuns = ["rl-sft-real", "rl-sft-stitched"].flatMap((stage) =>
+    replicas<RlStageResult>(stage).map((run, r) => runSignal(`${stage}@seed${seeds[r]}`, run)),
+  );
   const withheldReal = meanPassAtK(evals["sft-real"].counts, n, isWithheld);
   const withheldStitched = meanPassAtK(evals["sft-stitched"].counts, n, isWithheld);
   const v: Verdict[] = [
     {
+      id: "sft-real-reaches-withheld",
       experiment: "data-first",
       claim: `SFT on real trajectories puts the unseen template into reach (pass@${n} on ${WITHHELD_TEMPLATE} rises from 0)`,
-      status:
-        withheldReal === null
-          ? "not measured"
-          : withheldReal > 0 && (meanPassAtK(evals.base.counts, n, isWithheld) ?? 0) === 0
-            ? "reproduced"
-            : "not reproduced",
-      evidence: `pass@${n} on ${WITHHELD_TEMPLATE}: base ${fixed(meanPassAtK(evals.base.counts, n, isWithheld))}, SFT-real ${fixed(withheldReal)}, SFT-stitched ${fixed(withheldStitched)}`,
+      // reached at every seed from a base at 0: reproduced; unreached at most seeds: not
+      status: withheldSeeds.some((value) => value === null)
+        ? "not measured"
+        : baseWithheld === 0 && reached === withheldSeeds.length
+          ? "reproduced"
+          : baseWithheld > 0 || reached <= withheldSeeds.length / 2
+            ? "not reproduced"
+            : "inconclusive",
+      seeds: withheldSeeds,
+      evidence: `pass@${n} on ${WITHHELD_TEMPLATE}: base ${fixed(baseWithheld)}, SFT-real per seed ${withheldSeeds.map((value) => fixed(value)).join(", ")}, SFT-stitched ${fixed(withheldStitched)} (first seed)`,
+      cause:
+        baseWithheld > 0
+          ? `the base already solves the template (pass@${n} ${fixed(baseWithheld)}): nothing left to bring into reach`
+          : `the effect did not come: SFT-real solved the template at only ${reached} of ${withheldSeeds.length} seeds in ${n} samples, though its held-out loss moved per seed ${sftSeeds.map((sft) => `${fixed(sft.initialHeldoutLoss)} → ${fixed(sft.finalHeldoutLoss)}`).join(", ")}`,
       explanation: `SFT-real trained ${real.steps} steps on ${real.trajectories} trajectories (${Math.round(config.data.withheldShare * 100)}% of the tasks from ${WITHHELD_TEMPLATE}; final loss ${fixed(real.finalLoss)}, held-out loss ${fixed(real.initialHeldoutLoss)} → ${fixed(real.finalHeldoutLoss)}) and still solves none of the ${evals["sft-real"].counts.filter(isWithheld).length} ${WITHHELD_TEMPLATE} test tasks in ${n} samples: at this many steps the fine-tuning did not teach the new template well enough to be sampled (the example is a rollout of RL after SFT-real).`,
       exampleStage: "rl-sft-real",
     },
     {
+      id: "sft-real-rl-beats-stitched-rl",
       experiment: "data-first",
       claim: "SFT-real then RL beats SFT-stitched then RL (pass@1 under tool noise)",
       status: positiveStatus(afterRl, context.margin),
       difference: afterRl,
+      seeds: afterRl?.seeds ?? [],
+      cause: measuredCause(afterRl, context.margin, rlRuns),
       evidence: `${formatDifference(afterRl, "pass@1 (real+RL) − (stitched+RL)")}; before RL: ${formatDifference(afterSft, "real − stitched")}`,
       explanation: `pass@1 on the same test tasks: SFT-real ${fixed(curveAt(mainCurve(evals["sft-real"]), 1))} → after RL ${fixed(curveAt(mainCurve(evals["rl-sft-real"]), 1))}; SFT-stitched ${fixed(curveAt(mainCurve(evals["sft-stitched"]), 1))} → after RL ${fixed(curveAt(mainCurve(evals["rl-sft-stitched"]), 1))}; the strong base itself ${fixed(curveAt(mainCurve(evals.base), 1))}. The real data is ${dataSources(dataReal)}.`,
       exampleStage: "rl-sft-real",
@@ -86,6 +108,7 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
       ]),
     ),
     withheldPassAtN: { real: withheldReal, stitched: withheldStitched },
+    withheldPassAtNSeeds: withheldSeeds,
     afterRl,
     afterSft,
   };

@@ -1,8 +1,8 @@
 import type { Section } from "../../report/html.ts";
 import { barChart, lineChart } from "../../report/plots.ts";
-import { formatDifference, pairedDifference, positiveStatus, type Verdict } from "../analysis.ts";
+import { formatDifference, positiveStatus, seedPairedDifference, type Verdict } from "../analysis.ts";
 import { noiseEvalStageName, noiseRlStageName } from "../pipeline.ts";
-import type { EvalStageResult } from "../stage-runs.ts";
+import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
 import {
   curveAt,
   type ExperimentReport,
@@ -10,12 +10,14 @@ import {
   figureCaption,
   finishVerdicts,
   fixed,
+  measuredCause,
   type ReportContext,
+  runSignal,
   verdictBlock,
 } from "./context.ts";
 
 export async function noiseExperiment(context: ReportContext): Promise<ExperimentReport> {
-  const { config, get, seed, examplesOf } = context;
+  const { config, get, seed, examplesOf, replicas, seeds } = context;
   const noise = config.noise;
   const models = ["base", "naive", "aware"] as const;
   const table = models.flatMap((model) =>
@@ -35,23 +37,48 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
   const at = (model: string, rate: number) => table.find((row) => row.model === model && row.rate === rate)!;
   const high = Math.max(...noise.rates);
   const low = Math.min(...noise.rates);
-  const awareVsNaive = pairedDifference(at("naive", high).counts, at("aware", high).counts, undefined, seed);
-  const baseDrop = pairedDifference(at("base", high).counts, at("base", low).counts, undefined, seed);
+  const countsAt = (model: string, rate: number) =>
+    replicas<Record<string, EvalStageResult>>(noiseEvalStageName(model)).map(
+      (byRate) => byRate[String(rate)].counts,
+    );
+  const seedPairs = (
+    a: (typeof models)[number],
+    rateA: number,
+    b: (typeof models)[number],
+    rateB: number,
+  ) => {
+    const left = countsAt(a, rateA);
+    return countsAt(b, rateB).map((counts, r) => ({ a: left[r], b: counts }));
+  };
+  const awareVsNaive = seedPairedDifference(seedPairs("naive", high, "aware", high), { seed });
+  // the base is not trained: its seeds are the evaluation's sampling and noise draws
+  const baseDrop = seedPairedDifference(seedPairs("base", high, "base", low), { seed });
+  const runs = (["naive", "aware"] as const).flatMap((variant) =>
+    replicas<RlStageResult>(noiseRlStageName(variant)).map((run, r) =>
+      runSignal(`${variant}@seed${seeds[r]}`, run),
+    ),
+  );
   const v: Verdict[] = [
     {
+      id: "noise-costs-accuracy",
       experiment: "noise",
       claim: `tool noise costs accuracy (base: noise ${low} vs ${high})`,
       status: positiveStatus(baseDrop, context.margin),
       difference: baseDrop,
+      seeds: baseDrop?.seeds ?? [],
+      cause: measuredCause(baseDrop, context.margin),
       evidence: formatDifference(baseDrop, `pass@1 at ${low} − at ${high}`),
       explanation: `The strong base's pass@1 on the same ${noise.evalTasks} tasks × ${noise.evalN} samples: ${noise.rates.map((rate) => `${fixed(at("base", rate).passAt1)} at noise ${rate}`).join(", ")}; it retries ${fixed(at("base", high).retry)} of its failed calls, so most injected failures are recovered before they cost the answer.`,
       exampleStage: noiseRlStageName("naive"),
     },
     {
+      id: "noise-aware-beats-naive",
       experiment: "noise",
       claim: `noise-aware turn rewards beat naive ones under noise ${high}`,
       status: positiveStatus(awareVsNaive, context.margin),
       difference: awareVsNaive,
+      seeds: awareVsNaive?.seeds ?? [],
+      cause: measuredCause(awareVsNaive, context.margin, runs),
       evidence: `${formatDifference(awareVsNaive, "pass@1 aware − naive")}; retries after a tool error: aware ${fixed(at("aware", high).retry)}, naive ${fixed(at("naive", high).retry)}, base ${fixed(at("base", high).retry)}`,
       explanation: `pass@1 by evaluation noise, naive: ${noise.rates.map((rate) => fixed(at("naive", rate).passAt1)).join(" / ")}, noise-aware: ${noise.rates.map((rate) => fixed(at("aware", rate).passAt1)).join(" / ")}, base: ${noise.rates.map((rate) => fixed(at("base", rate).passAt1)).join(" / ")} (at ${noise.rates.join(" / ")}). The noise-aware run is ${noise.rates.every((rate) => (at("aware", rate).passAt1 ?? 0) < (at("naive", rate).passAt1 ?? 0)) ? `lower at every rate, without noise too: the difference is in what its ${noise.steps} RL steps did to the model overall, not in how it handles failures` : "no better under noise"}; tool calls per episode at ${high}: aware ${fixed(at("aware", high).toolCalls, 2)}, naive ${fixed(at("naive", high).toolCalls, 2)}.`,
       exampleStage: noiseRlStageName("aware"),
