@@ -1,0 +1,58 @@
+/**
+ * The recipe's plan is pinned to a snapshot: every stage's name, order, `after` list, cache key and
+ * cost for the three presets and a config that takes the other branches (given SFT models, the
+ * adaptive expert, no model samples). The stage cache keys on each stage's config, so a refactor
+ * of pipeline.ts that changed one config object would silently re-run that stage and every stage
+ * after it in existing output folders; this test says which. A plan change that is meant (a new
+ * stage, a new config field) updates the snapshot with `AGENTRL_UPDATE_PLAN_SNAPSHOT=1` and shows
+ * in the diff which stages' caches it invalidates.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { test } from "node:test";
+import { parseRecipeConfig, type RecipeConfig } from "./config.ts";
+import { recipeStages } from "./pipeline.ts";
+import { stageKey } from "./stages.ts";
+
+const SNAPSHOT = new URL("./pipeline.snapshot.json", import.meta.url);
+
+const CONFIGS: Record<string, RecipeConfig> = {
+  quick: parseRecipeConfig({}, "quick"),
+  default: parseRecipeConfig({}, "default"),
+  full: parseRecipeConfig({}, "full"),
+  "quick-given-sft": parseRecipeConfig(
+    {
+      seeds: 2,
+      sft: { models: { real: "models/sft-real", stitched: "models/sft-stitched" } },
+      data: { expert: "expert-adapt", modelSamples: 0 },
+      orchestra: { enabled: true },
+    },
+    "quick",
+  ),
+};
+
+/** One line per stage: name, after, its cache key as `runStages` computes it (version 0), cost. */
+function planSnapshot(config: RecipeConfig): string[] {
+  const keys = new Map<string, string>();
+  return recipeStages(config).map((stage) => {
+    const key = stageKey(
+      stage.name,
+      { version: 0, config: stage.config },
+      stage.after.map((dependency) => keys.get(dependency)!),
+    );
+    keys.set(stage.name, key);
+    return `${stage.name} ← [${stage.after.join(", ")}] key ${key} cost ${stage.cost}`;
+  });
+}
+
+test("the recipe's plan (names, order, after, cache keys, costs) equals its snapshot", () => {
+  const actual = Object.fromEntries(
+    Object.entries(CONFIGS).map(([name, config]) => [name, planSnapshot(config)]),
+  );
+  if (process.env.AGENTRL_UPDATE_PLAN_SNAPSHOT === "1") {
+    writeFileSync(SNAPSHOT, `${JSON.stringify(actual, null, 1)}\n`);
+  }
+  const expected = JSON.parse(readFileSync(SNAPSHOT, "utf8")) as Record<string, string[]>;
+  for (const name of Object.keys(CONFIGS)) assert.deepEqual(actual[name], expected[name], name);
+  assert.deepEqual(Object.keys(expected), Object.keys(CONFIGS));
+});
