@@ -60,11 +60,16 @@ test("a runaway loop is a timeout, a huge allocation or deep recursion an error;
   assert.equal(again.status, "timeout");
   assert.ok(ticks >= 5, `host timers fired ${ticks} times during the guest's loop`);
 
-  for (const program of ["'x'.repeat(1e9)", "new Array(1e9).fill(0)", "new ArrayBuffer(1e9)"]) {
+  for (const program of ["'x'.repeat(1e9)", "new ArrayBuffer(1e9)"]) {
     const result = await run(program);
     assert.equal(result.status, "error", program);
     assert.match(result.content, /out of memory|invalid array buffer length|RangeError/, program);
   }
+  // Filling a billion slots grows one element at a time: it reaches the memory limit (error), or on
+  // a loaded machine the deadline first (timeout, seen in CI-like runs at load 15); never a result.
+  const filled = await run("new Array(1e9).fill(0)");
+  assert.ok(filled.status === "error" || filled.status === "timeout", filled.content);
+  assert.match(filled.content, /out of memory|RangeError|timed out/);
   // Growing without bound hits the memory limit (error) or, if the collector thrashes first, the deadline.
   const growing = await run("const a = []; while (true) a.push(new Array(1e5).fill(1));");
   assert.ok(growing.status === "error" || growing.status === "timeout", growing.content);

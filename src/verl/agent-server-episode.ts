@@ -335,11 +335,14 @@ export async function runVerlEpisode(
         ? `the rollout server ${gateway.model} returned no token ids (it needs vLLM's return_token_ids): the response is empty`
         : null;
   const noIds = answered.length > 0 && !answered[0].promptTokenIds;
+  // A failed upstream call is classified where it failed (the gateway's record of it); the episode
+  // loop only saw the gateway's 502 for it.
+  const failedCall = trajectory.endReason === "policy-error" ? callFailure(calls) : null;
   const failure: Failure | null =
+    failedCall ??
     trajectory.failure ??
     (trajectory.endReason === "policy-error"
-      ? (callFailure(calls) ??
-        infraFailure(timedOut ? "episode-timeout" : "episode-failed", error ?? "the episode failed"))
+      ? infraFailure(timedOut ? "episode-timeout" : "episode-failed", error ?? "the episode failed")
       : noIds
         ? infraFailure("no-token-ids", error ?? "no token ids")
         : null);

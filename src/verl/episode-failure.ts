@@ -40,6 +40,8 @@ export function statusFailure(status: number, message: string): Failure {
 export function callFailure(calls: readonly GatewayCall[]): Failure | null {
   const failed = [...calls].sort((a, b) => a.seq - b.seq).find((call) => call.error);
   if (!failed) return null;
+  // The gateway's own classification, made where the call failed, comes first.
+  if (failed.failure) return failed.failure;
   const message = upstreamMessage(failed);
   const status = /answered (\d{3})/.exec(failed.error ?? "");
   if (status) return statusFailure(Number(status[1]), message);
