@@ -34,7 +34,7 @@ function microBatches(sequences: TokenSequence[], maxLen: number, microBatchToke
 }
 
 /**
- * Runs the update from `state` (consumed) and returns the next state with the update's metrics:
+ * Runs the update of RL step `step` from `state` (consumed) and returns the next state with the update's metrics:
  * the loss's metrics, `loss/total` and `optim/grad_norm` averaged over the optimizer steps,
  * `policy/kl_sampler` (KL(old‖new) at the first step, before any change) and `optim/updates`.
  * When any step is non-finite the returned state is the step's start and `metrics` is null.
@@ -44,10 +44,9 @@ export async function ppoUpdate(
   state: RlTrainState,
   update: RlUpdateBatch,
   learningRate: number,
-  options: { config: RlConfig; maxLen: number; normLength: number },
+  options: { step: number; config: RlConfig; maxLen: number; normLength: number },
 ): Promise<{ state: RlTrainState; metrics: Record<string, number> | null }> {
-  const { config, maxLen, normLength } = options;
-  const step = update.step;
+  const { step, config, maxLen, normLength } = options;
   // Keep the step's starting point until every update of the step is known finite.
   const before: RlTrainState = {
     params: refTree(state.params),

@@ -265,6 +265,7 @@ async function updatePolicy(
   );
   await options.transformBatch?.(batch.update);
   const updated = await ppoUpdate(training.trainer, state, batch.update, learning.learningRate, {
+    step,
     config,
     maxLen: model.config.maxLen,
     normLength: learning.normLength,
