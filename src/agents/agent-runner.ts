@@ -11,7 +11,7 @@
  * episodes with it.
  */
 import { randomBytes } from "node:crypto";
-import { EVAL_TOKENIZER_STATE_KEY } from "../eval/run-eval.ts";
+import { EVAL_TOKENIZER_STATE_KEY } from "../eval/eval-run.ts";
 import { tokenizerFingerprint } from "../eval/tokenizer-fingerprint.ts";
 import { type ResolveUpstreamOptions, resolveUpstream } from "../gateway/resolve-upstream.ts";
 import { type Gateway, startGateway } from "../gateway/server.ts";

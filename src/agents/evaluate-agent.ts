@@ -15,18 +15,10 @@
 
 import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
 import type { CurveOptions } from "../eval/curves.ts";
-import {
-  completeEval,
-  EVAL_TASKS_STATE_KEY,
-  type EvalConfig,
-  type EvalProgress,
-  type EvalResult,
-  type EvalTaskSource,
-  evalEpisodeSeed,
-  openEvalRun,
-  resolveEvalTasks,
-  taskSourceConfig,
-} from "../eval/run-eval.ts";
+import { EVAL_TASKS_STATE_KEY, openEvalRun } from "../eval/eval-run.ts";
+import { completeEval } from "../eval/eval-summary.ts";
+import { type EvalTaskSource, resolveEvalTasks, taskSourceConfig } from "../eval/eval-tasks.ts";
+import { type EvalConfig, type EvalProgress, type EvalResult, evalEpisodeSeed } from "../eval/run-eval.ts";
 import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
 import { episodeKey } from "../store/index.ts";
 import { finishRunAfterError } from "../store/run-failure.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import OpenAI from "openai";
-import { resolveEvalTasks } from "../eval/run-eval.ts";
+import { resolveEvalTasks } from "../eval/eval-tasks.ts";
 import type { BuiltEpisode } from "../gateway/index.ts";
 import { resolveUpstream } from "../gateway/resolve-upstream.ts";
 import { startGateway } from "../gateway/server.ts";

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
-import { resolveEvalTasks } from "../eval/run-eval.ts";
+import { resolveEvalTasks } from "../eval/eval-tasks.ts";
 import { openRunDirectory } from "../store/index.ts";
 import type { Trajectory } from "../types/trajectory.ts";
 import type { AgentSourceOptions } from "./agent-source.ts";

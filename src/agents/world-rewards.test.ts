@@ -14,7 +14,7 @@ import OpenAI from "openai";
 import openaiAgent from "../../examples/agents/openai.ts";
 import { DEFAULT_BUDGETS, runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
-import { resolveEvalTasks } from "../eval/run-eval.ts";
+import { resolveEvalTasks } from "../eval/eval-tasks.ts";
 import { resolveUpstream } from "../gateway/resolve-upstream.ts";
 import { startGateway } from "../gateway/server.ts";
 import { resolvePolicy } from "../policy/resolve.ts";

@@ -17,14 +17,9 @@
  */
 import { DEFAULT_BUDGETS, type EpisodeBudgets, runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
-import {
-  defaultEvalBudgets,
-  type EvalTaskSource,
-  type EvalToolSetup,
-  evalEpisodeSeed,
-  openToolSetup,
-  resolveEvalTasks,
-} from "../eval/run-eval.ts";
+import { type EvalTaskSource, resolveEvalTasks } from "../eval/eval-tasks.ts";
+import { type EvalToolSetup, openToolSetup } from "../eval/eval-tools.ts";
+import { defaultEvalBudgets, evalEpisodeSeed } from "../eval/run-eval.ts";
 import { countByTask } from "../eval/task-counts.ts";
 import { createExpertPolicy } from "../policy/scripted/index.ts";
 import type { RewardSpec } from "../reward/spec.ts";

@@ -7,9 +7,10 @@ import { createMockPolicy } from "../policy/mock.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
 import type { Tokenizer } from "../types/policy.ts";
 import { analyzeBoundary } from "./boundary.ts";
+import type { WorldTaskSource } from "./eval-tasks.ts";
 import { passAtK } from "./passk.ts";
 import { runBoundary } from "./run-boundary.ts";
-import { evaluate, type WorldTaskSource } from "./run-eval.ts";
+import { evaluate } from "./run-eval.ts";
 import type { TaskCount } from "./task-counts.ts";
 
 const close = (actual: number, expected: number, what: string) =>

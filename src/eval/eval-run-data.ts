@@ -9,12 +9,9 @@ import { hashString } from "../core/random.ts";
 import { directoryRun, episodeKey, openRunDirectory, type RunStatus, type Store } from "../store/index.ts";
 import type { Task } from "../types/task.ts";
 import type { Trajectory } from "../types/trajectory.ts";
-import {
-  EVAL_TASKS_STATE_KEY,
-  EVAL_TOKENIZER_STATE_KEY,
-  type EvalConfig,
-  type EvalTaskSource,
-} from "./run-eval.ts";
+import { EVAL_TASKS_STATE_KEY, EVAL_TOKENIZER_STATE_KEY } from "./eval-run.ts";
+import type { EvalTaskSource } from "./eval-tasks.ts";
+import type { EvalConfig } from "./run-eval.ts";
 import { countByTask, type TaskCount } from "./task-counts.ts";
 import type { TokenizerInfo } from "./tokenizer-fingerprint.ts";
 

@@ -7,8 +7,9 @@ import { createMockPolicy } from "../policy/mock.ts";
 import { scriptedPolicy } from "../policy/scripted/index.ts";
 import { openRunDirectory } from "../store/index.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
+import type { WorldTaskSource } from "./eval-tasks.ts";
 import { passAtK } from "./passk.ts";
-import { evalEpisodeSeed, evaluate, type WorldTaskSource } from "./run-eval.ts";
+import { evalEpisodeSeed, evaluate } from "./run-eval.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-eval-"));
 after(() => rmSync(root, { recursive: true, force: true }));

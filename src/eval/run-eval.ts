@@ -18,78 +18,37 @@
  * and their tools (`toolSetup`: the code tool, an MCP server) instead of passing functions, so both
  * are recorded in the config and a resume rebuilds them; an MCP connection is opened before the run
  * and closed when it ends, and `noise` wraps those tools client-side with labelled failures.
+ *
+ * This file is the driver; its parts live beside it: the task sources (eval-tasks.ts), the tool
+ * setups (eval-tools.ts), opening or resuming the run (eval-run.ts), and the summary that completes
+ * it (eval-summary.ts).
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { hashString, mixSeeds } from "../core/random.ts";
 import { DEFAULT_BUDGETS, type EpisodeBudgets, type EpisodeSpec, runEpisodes } from "../env/run-episodes.ts";
-import { rolloutTasks, worldToolsFor } from "../env/task-set.ts";
-import { withToolNoise } from "../mcp/noise.ts";
-import {
-  createRunDirectory,
-  DEFAULT_RUNS_ROOT,
-  directoryRun,
-  episodeKey,
-  isAbandonedRunDirectory,
-  isRunDirectory,
-  openRunDirectory,
-  openStore,
-  type RunRecord,
-  type Store,
-} from "../store/index.ts";
+import { worldToolsFor } from "../env/task-set.ts";
+import { episodeKey, type RunRecord, type Store } from "../store/index.ts";
 import { finishRunAfterError } from "../store/run-failure.ts";
-import { createCodeTool } from "../tools/code.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
-import { createPythonTool } from "../tools/python.ts";
 import { isInfraFailure } from "../types/failure.ts";
 import type { Policy } from "../types/policy.ts";
-import type { Task, TaskFamily } from "../types/task.ts";
+import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
-import type { Trajectory } from "../types/trajectory.ts";
 import { checkTasksForVerifier, getVerifier, type VerifierName } from "../verify/index.ts";
 import { checkAnswer } from "../world/index.ts";
-import { type CurveOptions, curveMetrics, type PassAtKCurves, passAtKCurves } from "./curves.ts";
-import { type EvalFiles, writeEvalFiles } from "./eval-files.ts";
-import { countByTask, countTotals, type TaskCount, type TaskTotals } from "./task-counts.ts";
+import type { CurveOptions, PassAtKCurves } from "./curves.ts";
+import type { EvalFiles } from "./eval-files.ts";
+import { EVAL_TASKS_STATE_KEY, EVAL_TOKENIZER_STATE_KEY, openEvalRun } from "./eval-run.ts";
+import { completeEval } from "./eval-summary.ts";
+import {
+  type EvalTaskConfig,
+  type EvalTaskSource,
+  resolveEvalTasks,
+  taskSourceConfig,
+  taskSourceName,
+} from "./eval-tasks.ts";
+import { type EvalToolSetup, normalizeToolSetup, openToolSetup } from "./eval-tools.ts";
+import type { TaskCount, TaskTotals } from "./task-counts.ts";
 import { tokenizerFingerprint } from "./tokenizer-fingerprint.ts";
-
-/** World tasks of one split, drawn as `rolloutTasks` draws them. */
-export interface WorldTaskSource {
-  type: "world";
-  split: "train" | "test";
-  count: number;
-  /** Seed of the task selection (kept apart from the sampling seed so evals of several models share tasks). */
-  seed: number;
-  family?: TaskFamily;
-}
-
-/** An explicit task list (file tasks: pass their `tools` and `verify` too). */
-export interface GivenTaskSource {
-  type: "given";
-  tasks: readonly Task[];
-  /** Name of the set (a file path), recorded in the config. */
-  name?: string;
-}
-
-export type EvalTaskSource = WorldTaskSource | GivenTaskSource;
-
-/** An MCP server whose tools an eval offers: a command it starts (stdio), or a Streamable HTTP URL. */
-export type EvalMcpSetup =
-  | { command: string; args: string[] }
-  /** `token`: whether the server needs a bearer token (the token itself is never stored). */
-  | { url: string; token: boolean };
-
-/** The tools of file tasks, by description (recorded in the config, so a resume rebuilds them). */
-export interface EvalToolSetup {
-  /** The sandboxed JavaScript code tool (src/tools/code.ts). */
-  code: boolean;
-  /** The sandboxed Python tool (src/tools/python.ts); absent in older runs. */
-  python?: boolean;
-  /** A folder of pure-Python wheels the python tool installs (offline) in every interpreter. */
-  pythonWheels?: string;
-  /** Every tool of one MCP server (src/mcp/client.ts), or none. */
-  mcp: EvalMcpSetup | null;
-}
 
 /** Budgets for endpoint policies and task files: real models think in long turns (`agentrl eval`'s defaults there). */
 export const LONG_FORM_BUDGETS: Readonly<Pick<EpisodeBudgets, "maxTurnTokens" | "maxTokens">> = {
@@ -111,9 +70,7 @@ export function defaultEvalBudgets(options: { chat: boolean; fileTasks: boolean 
 export interface EvalConfig {
   /** How the policy was named (`--policy`), else its id. */
   policy: string;
-  tasks:
-    | { type: "world"; split: "train" | "test"; count: number; seed: number; family: TaskFamily | null }
-    | { type: "given"; name: string | null; count: number };
+  tasks: EvalTaskConfig;
   /** Samples per task. */
   n: number;
   /** Sampling seed. */
@@ -204,46 +161,9 @@ export interface EvalResult {
   files: EvalFiles | null;
 }
 
-/** State keys of an eval run. */
-export const EVAL_TASKS_STATE_KEY = "eval/tasks";
-export const EVAL_TOKENIZER_STATE_KEY = "eval/tokenizer";
-
 /** Seed of one episode: a function of the eval seed, the task id and the sample index only. */
 export function evalEpisodeSeed(seed: number, taskId: string, sample: number): number {
   return mixSeeds(mixSeeds(seed >>> 0, hashString(taskId)), sample);
-}
-
-/** The tasks of a source, checked: non-empty, unique ids. */
-export function resolveEvalTasks(source: EvalTaskSource): Task[] {
-  const tasks =
-    source.type === "world"
-      ? rolloutTasks({
-          split: source.split,
-          count: source.count,
-          seed: source.seed,
-          ...(source.family ? { family: source.family } : {}),
-        })
-      : [...source.tasks];
-  if (tasks.length === 0) throw new Error("evaluate: the task set is empty");
-  const seen = new Set<string>();
-  for (const task of tasks) {
-    if (seen.has(task.id)) throw new Error(`evaluate: duplicate task id ${task.id}`);
-    seen.add(task.id);
-  }
-  return tasks;
-}
-
-/** How an eval's tasks are recorded in its config (world tasks by their recipe, given ones by name). */
-export function taskSourceConfig(source: EvalTaskSource, tasks: readonly Task[]): EvalConfig["tasks"] {
-  return source.type === "world"
-    ? {
-        type: "world",
-        split: source.split,
-        count: source.count,
-        seed: source.seed,
-        family: source.family ?? null,
-      }
-    : { type: "given", name: source.name ?? null, count: tasks.length };
 }
 
 function buildConfig(options: EvaluateOptions, tasks: readonly Task[]): EvalConfig {
@@ -259,164 +179,6 @@ function buildConfig(options: EvaluateOptions, tasks: readonly Task[]): EvalConf
     verifier: options.verifier ?? null,
     toolSetup: options.toolSetup ? normalizeToolSetup(options.toolSetup) : null,
   };
-}
-
-function normalizeToolSetup(setup: EvalToolSetup): EvalToolSetup {
-  const { mcp } = setup;
-  return {
-    code: setup.code === true,
-    ...(setup.python === true ? { python: true } : {}),
-    ...(setup.python === true && setup.pythonWheels ? { pythonWheels: setup.pythonWheels } : {}),
-    mcp:
-      mcp === null
-        ? null
-        : "command" in mcp
-          ? { command: mcp.command, args: [...mcp.args] }
-          : { url: mcp.url, token: mcp.token === true },
-  };
-}
-
-/** The tools of a setup, built once; `tools(task, seed)` adds per-episode noise. `close` ends an MCP connection. */
-export interface OpenedTools {
-  tools: (task: Task, seed: number) => readonly AnyTool[];
-  close(): Promise<void>;
-}
-
-/**
- * Builds the tools of a setup: the code tool, then the MCP server's tools (connected now; a server
- * that cannot be reached fails here, before any run is created). Names must be unique.
- */
-export async function openToolSetup(
-  setup: EvalToolSetup,
-  options: { noise?: number; mcpToken?: string } = {},
-): Promise<OpenedTools> {
-  const base: AnyTool[] = [];
-  if (setup.code) base.push(createCodeTool() as AnyTool);
-  if (setup.python) {
-    base.push(createPythonTool(setup.pythonWheels ? { wheelsDir: setup.pythonWheels } : {}) as AnyTool);
-  }
-  let close = async () => {};
-  const { mcp } = setup;
-  if (mcp) {
-    if ("url" in mcp && mcp.token && !options.mcpToken) {
-      throw new Error(
-        `evaluate: the MCP server ${mcp.url} needs a bearer token, which runs never store: give it again (--mcp-token or $AGENTRL_MCP_TOKEN)`,
-      );
-    }
-    const { connectMcpTools } = await import("../mcp/client.ts");
-    const spec =
-      "command" in mcp
-        ? { command: mcp.command, args: mcp.args }
-        : { url: mcp.url, ...(options.mcpToken ? { token: options.mcpToken } : {}) };
-    let connection: Awaited<ReturnType<typeof connectMcpTools>>;
-    try {
-      connection = await connectMcpTools(spec);
-    } catch (error) {
-      const where = "command" in mcp ? [mcp.command, ...mcp.args].join(" ") : mcp.url;
-      throw new Error(`evaluate: cannot use the MCP server ${where}: ${(error as Error).message}`);
-    }
-    close = () => connection.close();
-    base.push(...connection.tools);
-  }
-  const names = base.map((tool) => tool.name);
-  const twice = names.find((name, i) => names.indexOf(name) !== i);
-  if (twice !== undefined) {
-    await close();
-    throw new Error(`evaluate: two tools are named "${twice}" (the code tool and an MCP tool?)`);
-  }
-  const noise = options.noise ?? 0;
-  const config = uniformNoise(noise);
-  return {
-    tools: noise > 0 ? (_task, seed) => withToolNoise(base, config, seed) : () => base,
-    close,
-  };
-}
-
-/** Fields of two configs that differ, as `field: stored → new`. */
-export function configDifferences(stored: EvalConfig, wanted: EvalConfig): string[] {
-  const fields = Object.keys(wanted) as (keyof EvalConfig)[];
-  // A field an older run did not record reads as null (its default).
-  const show = (value: unknown) => JSON.stringify(value ?? null);
-  return fields
-    .filter((field) => show(stored[field]) !== show(wanted[field]))
-    .map((field) => `${field}: ${show(stored[field])} → ${show(wanted[field])}`);
-}
-
-export interface OpenedRun {
-  store: Store;
-  run: RunRecord;
-  directory: string | null;
-}
-
-/** Where and how an eval run is stored (the part of the options `openEvalRun` reads). */
-export type EvalRunPlacement = Pick<
-  EvaluateOptions,
-  "persist" | "resume" | "runId" | "runsRoot" | "parentId"
->;
-
-/**
- * Opens the eval's run: in memory (`persist: false`), resumed (same config and task list, else a
- * clear error), or new.
- */
-export function openEvalRun(
-  options: EvalRunPlacement,
-  config: EvalConfig,
-  tasks: readonly Task[],
-): OpenedRun {
-  if (options.persist === false) {
-    if (options.resume) throw new Error("evaluate: resume needs a persisted run (persist: true)");
-    const store = openStore(":memory:");
-    const run = store.createRun({
-      id: options.runId ?? "eval",
-      kind: "eval",
-      config,
-      parentId: options.parentId,
-    });
-    return { store, run, directory: null };
-  }
-  const root = options.runsRoot ?? DEFAULT_RUNS_ROOT;
-  const existing = options.resume ?? (options.runId ? join(root, options.runId) : undefined);
-  // A folder a kill left before its run existed is created anew (createRunDirectory takes it over).
-  if (
-    existing !== undefined &&
-    (options.resume !== undefined || (existsSync(existing) && !isAbandonedRunDirectory(existing)))
-  ) {
-    if (!isRunDirectory(existing)) throw new Error(`cannot resume ${existing}: it is not a run directory`);
-    const store = openRunDirectory(existing);
-    try {
-      let run = directoryRun(store, existing);
-      if (run.kind !== "eval")
-        throw new Error(`cannot resume ${existing}: it is a ${run.kind} run, not an eval`);
-      const differences = configDifferences(run.config as unknown as EvalConfig, config);
-      if (differences.length > 0) {
-        throw new Error(`cannot resume ${existing}: its config differs (${differences.join("; ")})`);
-      }
-      // No task list yet: killed right after the run was created; `evaluate` writes it.
-      const storedTasks = store.getState<Task[]>(run.id, EVAL_TASKS_STATE_KEY);
-      const storedIds = storedTasks?.map((task) => task.id).join("\n");
-      if (storedTasks && storedIds !== tasks.map((task) => task.id).join("\n")) {
-        throw new Error(`cannot resume ${existing}: its task list differs from the one asked for`);
-      }
-      if (run.status !== "running") run = store.reopenRun(run.id);
-      return { store, run, directory: existing };
-    } catch (error) {
-      store.close();
-      throw error;
-    }
-  }
-  const created = createRunDirectory({
-    kind: "eval",
-    root,
-    config,
-    ...(options.runId ? { id: options.runId } : {}),
-    ...(options.parentId ? { parentId: options.parentId } : {}),
-  });
-  return created;
-}
-
-/** How errors name a task source: its file when it has one. */
-function taskSourceName(tasks: EvalConfig["tasks"]): string {
-  return tasks.type === "given" && tasks.name ? tasks.name : "the task list";
 }
 
 /** Runs (or resumes) an eval and returns its counts and curves; see the file comment. */
@@ -518,99 +280,4 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     store.close();
     await opened?.close();
   }
-}
-
-/** Counts, totals, end reasons and curves of an eval run's stored episodes (keys of `tasks` × n only). */
-/**
- * Ends a finished eval's run: its summary and metrics (plus `extraMetrics`) stored, the eval files
- * written beside the run and registered, the run marked completed. Returns the eval's result.
- */
-export async function completeEval(done: {
-  store: Store;
-  runId: string;
-  directory: string | null;
-  policyId: string;
-  config: EvalConfig;
-  tasks: readonly Task[];
-  curves: CurveOptions | undefined;
-  episodes: EvalResult["episodes"];
-  extraMetrics?: Record<string, number>;
-}): Promise<EvalResult> {
-  const { store, runId, directory } = done;
-  const summary = summarizeEval(store, runId, done.tasks, done.config.n, done.curves);
-  const metrics = {
-    ...curveMetrics(summary.curves),
-    "eval/policy_errors": summary.totals.policyErrors,
-    "eval/infra_failures": summary.totals.infraFailures,
-    "eval/solved_fraction": summary.totals.solved / summary.totals.tasks,
-    ...done.extraMetrics,
-  };
-  store.addMetrics(runId, 0, metrics);
-  const result: EvalResult = {
-    directory,
-    runId,
-    policyId: done.policyId,
-    config: done.config,
-    ...summary,
-    episodes: done.episodes,
-    metrics,
-    files: null,
-  };
-  if (directory !== null) {
-    result.files = await writeEvalFiles(directory, result);
-    for (const path of Object.values(result.files))
-      store.addArtifact(runId, { kind: "report", path: path.slice(directory.length + 1) });
-  }
-  store.finishRun(runId, "completed", {
-    policyId: done.policyId,
-    curves: result.curves,
-    totals: result.totals,
-    endReasons: result.endReasons,
-    metrics,
-  });
-  return result;
-}
-
-/** The curves of an eval whose every sample failed for an infra reason: nothing was measured. */
-const NO_CURVES: PassAtKCurves = { ks: [], overall: [], families: {}, templates: {} };
-
-/**
- * The tasks pass@k can be estimated on: a task whose every sample failed for an infra reason has
- * no sample of the policy at all, so it is left out of the curves (its row and its count of infra
- * failures stay in `counts` and the totals). Tasks with some infra failures keep their other
- * samples: the curves' k grid then ends at the smallest n left.
- */
-function scoredTasks(counts: readonly TaskCount[]): TaskCount[] {
-  return counts.filter((count) => count.n > 0 || (count.infraFailures ?? 0) === 0);
-}
-
-/** Counts, totals, end reasons and pass@k curves of a finished eval's stored episodes (n per task). */
-function summarizeEval(
-  store: Store,
-  runId: string,
-  tasks: readonly Task[],
-  n: number,
-  curveOptions?: CurveOptions,
-) {
-  const wanted = new Set<string>();
-  for (const task of tasks)
-    for (let sample = 0; sample < n; sample++) wanted.add(episodeKey(task.id, sample));
-  const endReasons: Record<string, number> = {};
-  function* episodes(): Generator<Trajectory> {
-    for (const stored of store.iterateTrajectories(runId)) {
-      if (!wanted.has(stored.key)) continue;
-      endReasons[stored.trajectory.endReason] = (endReasons[stored.trajectory.endReason] ?? 0) + 1;
-      yield stored.trajectory;
-    }
-  }
-  const counts = countByTask(episodes(), tasks);
-  const short = counts.find((count) => count.n + (count.infraFailures ?? 0) !== n);
-  if (short) throw new Error(`evaluate: task ${short.taskId} has ${short.n} stored samples, expected ${n}`);
-  const scored = scoredTasks(counts);
-  return {
-    counts,
-    totals: countTotals(counts),
-    endReasons,
-    curves: scored.length > 0 ? passAtKCurves(scored, curveOptions) : NO_CURVES,
-  };
 }

@@ -14,7 +14,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { runAgentEpisode } from "../agents/run-episode.ts";
 import type { AgentFunction } from "../agents/types.ts";
 import { agentWorldTools } from "../agents/world-tools.ts";
-import { resolveEvalTasks } from "../eval/run-eval.ts";
+import { resolveEvalTasks } from "../eval/eval-tasks.ts";
 import { checkAnswer } from "../world/index.ts";
 import { resolveUpstream } from "./resolve-upstream.ts";
 import { startGateway } from "./server.ts";

@@ -11,7 +11,7 @@ import { type GptParams, initGpt } from "../policy/embedded/model.ts";
 
 const config: GptConfig = { vocabSize: 20, dModel: 16, nLayers: 1, nHeads: 2, dFF: 32, maxLen: 32 };
 
-// The RL update runs the engine trainer's step over micro-batches (src/rl/train.ts).
+// The RL update runs the engine trainer's step over micro-batches (src/rl/ppo-update.ts).
 test("the micro-batched step equals the fused whole-batch step on the GPT loss", async () => {
   const sequences = Array.from({ length: 6 }, (_, row) => ({
     ids: Array.from({ length: 10 + row }, (_, t) => (row * 5 + t * 3) % config.vocabSize),

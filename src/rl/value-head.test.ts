@@ -16,7 +16,7 @@ import { scoreTokens } from "../policy/embedded/score.ts";
 import { sketchTrajectory } from "../reward/testing.ts";
 import { flattenTrajectory } from "../types/trajectory.ts";
 import { ppoLoss } from "./loss.ts";
-import { valueMetrics } from "./train.ts";
+import { valueMetrics } from "./update-batch.ts";
 
 const config: GptConfig = { vocabSize: 16, dModel: 16, nLayers: 1, nHeads: 2, dFF: 32, maxLen: 16 };
 const ids = [

@@ -1,6 +1,6 @@
 /**
  * Per-token advantages for the token view. The store keeps rewards, not advantages, so they are
- * recomputed the way the RL trainer computed them (src/rl/train.ts, step 3): the run's estimator
+ * recomputed the way the RL trainer computed them (src/rl/update-batch.ts, step 3): the run's estimator
  * and advantage options over every episode its update kept at that step (`info.rl.kept`), with
  * the run's anchor mode. That reproduces the trainer's numbers for every estimator that reads only
  * rewards; GAE needs the critic's values at that step, which are not stored, so it gets none, and

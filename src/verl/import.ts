@@ -31,7 +31,9 @@ import { basename, join, relative } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { DEFAULT_BUDGETS } from "../env/run-episodes.ts";
 import type { EvalFiles } from "../eval/eval-files.ts";
-import { completeEval, EVAL_TASKS_STATE_KEY, type EvalConfig, type EvalResult } from "../eval/run-eval.ts";
+import { EVAL_TASKS_STATE_KEY } from "../eval/eval-run.ts";
+import { completeEval } from "../eval/eval-summary.ts";
+import type { EvalConfig, EvalResult } from "../eval/run-eval.ts";
 import {
   createRunDirectoryStaged,
   DEFAULT_RUNS_ROOT,

@@ -20,7 +20,7 @@ import type { AgentSource } from "../../agents/agent-source.ts";
 import { runDoctor } from "../../doctor/run-doctor.ts";
 import { saveDoctorRun } from "../../doctor/save.ts";
 import { CHECK_IDS, type CheckId, type DoctorReport } from "../../doctor/types.ts";
-import type { EvalToolSetup } from "../../eval/run-eval.ts";
+import type { EvalToolSetup } from "../../eval/eval-tools.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward/spec.ts";
 import { readTaskFile } from "../../tasks/index.ts";

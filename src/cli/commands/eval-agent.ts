@@ -9,7 +9,7 @@ import { AGENT_EVAL_DEFAULTS, type AgentEvalConfig, evaluateAgent } from "../../
 import { formatCurveTable } from "../../eval/curves.ts";
 import { evalJson } from "../../eval/eval-files.ts";
 import { readEvalRunConfig, recordedTaskSource } from "../../eval/eval-run-data.ts";
-import type { EvalTaskSource } from "../../eval/run-eval.ts";
+import type { EvalTaskSource } from "../../eval/eval-tasks.ts";
 import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";

@@ -22,12 +22,11 @@ import type { EpisodeBudgets } from "../../env/run-episodes.ts";
 import { formatCurveTable } from "../../eval/curves.ts";
 import { evalJson } from "../../eval/eval-files.ts";
 import { readEvalRunConfig, recordedTaskSource } from "../../eval/eval-run-data.ts";
+import type { EvalMcpSetup, EvalToolSetup } from "../../eval/eval-tools.ts";
 import {
   defaultEvalBudgets,
   type EvalConfig,
-  type EvalMcpSetup,
   type EvalResult,
-  type EvalToolSetup,
   type EvaluateOptions,
   evaluate,
 } from "../../eval/run-eval.ts";

@@ -1,0 +1,122 @@
+/**
+ * Step 3 of an RL step (train.ts): the update batch of the kept episodes. With `gae` the critic
+ * scores them once for their values V_old (score.ts) first; the named estimator
+ * (src/rl/advantages/) gives one advantage per flattened token (and GAE's returns); with a KL term
+ * the reference model scores them for its log-probs. Scores cover the ids cut to the context and
+ * are padded back to the flattened length (masked there).
+ */
+import type { GptConfig } from "../policy/embedded/config.ts";
+import type { GptParams } from "../policy/embedded/model.ts";
+import { scoreTokens } from "../policy/embedded/score.ts";
+import { flattenTrajectory, type Trajectory } from "../types/trajectory.ts";
+import { advantageMetrics, computeAdvantages, toAdvantageBatch } from "./advantages/index.ts";
+import { trainingIds } from "./assemble.ts";
+import type { RlConfig } from "./config.ts";
+import { advantageOptions } from "./rollout-step.ts";
+import type { RlUpdateBatch } from "./train.ts";
+
+/**
+ * The update batch of `trajectories` (the kept groups, flattened) and its metrics: `value/*` (gae),
+ * then `advantage/*` (advantageMetrics over the kept groups; the zero-variance fraction is the
+ * rollout's, over every sampled group, so it is left out here).
+ */
+export async function buildUpdateBatch(
+  step: number,
+  trajectories: Trajectory[],
+  model: { params: GptParams; config: GptConfig },
+  reference: GptParams | null,
+  config: RlConfig,
+): Promise<{ update: RlUpdateBatch; metrics: Record<string, number> }> {
+  const metrics: Record<string, number> = {};
+  // The critic's values of the kept episodes (GAE only), padded to the flattened length.
+  const oldValues =
+    config.estimator === "gae"
+      ? await criticValues(model.params, model.config, trajectories, config.temperature)
+      : undefined;
+  const advantageBatch = toAdvantageBatch(trajectories, { anchors: config.anchors, values: oldValues });
+  const result = computeAdvantages(config.estimator, advantageBatch, advantageOptions(config));
+  if (oldValues && result.returns) {
+    Object.assign(metrics, valueMetrics(trajectories, oldValues, result.returns));
+  }
+  const { "rollout/zero_variance_group_fraction": _kept, ...advantageStats } = advantageMetrics(
+    advantageBatch,
+    result,
+  );
+  Object.assign(metrics, advantageStats);
+  const update: RlUpdateBatch = { step, trajectories, advantages: result.advantages };
+  if (oldValues && result.returns) update.critic = { oldValues, returns: result.returns };
+  if (reference) {
+    const scored = await scoreTokens(
+      reference,
+      model.config,
+      trajectories.map((trajectory) => trainingIds(trajectory, model.config.maxLen)),
+      { temperature: config.temperature },
+    );
+    update.refLogprobs = padToFlattened(trajectories, scored.logprobs);
+  }
+  return { update, metrics };
+}
+
+/** Per trajectory, `rows[i]` in a row of its flattened length (0 past the context). */
+function padToFlattened(
+  trajectories: readonly Trajectory[],
+  rows: readonly ArrayLike<number>[],
+): Float32Array[] {
+  return trajectories.map((trajectory, i) => {
+    const row = new Float32Array(flattenTrajectory(trajectory).tokenIds.length);
+    row.set(rows[i]);
+    return row;
+  });
+}
+
+/** The value head's values of each trajectory's tokens, padded to the flattened length (0 past the context). */
+async function criticValues(
+  params: GptParams,
+  config: GptConfig,
+  trajectories: readonly Trajectory[],
+  temperature: number,
+): Promise<Float32Array[]> {
+  const scored = await scoreTokens(
+    params,
+    config,
+    trajectories.map((trajectory) => trainingIds(trajectory, config.maxLen)),
+    { temperature, values: true },
+  );
+  return padToFlattened(trajectories, scored.values!);
+}
+
+/**
+ * Critic metrics over the update's policy tokens: `value/explained_variance` = 1 − Var(R − V)/Var(R)
+ * (1: the values predict the returns; 0: no better than their mean; negative: worse) and
+ * `value/return_mean`. Unscorable episodes (returns = values) are left out.
+ */
+export function valueMetrics(
+  trajectories: readonly Trajectory[],
+  values: readonly ArrayLike<number>[],
+  returns: readonly ArrayLike<number>[],
+): Record<string, number> {
+  const targets: number[] = [];
+  const residuals: number[] = [];
+  trajectories.forEach((trajectory, i) => {
+    if (trajectory.outcomeReward === null) return;
+    const mask = flattenTrajectory(trajectory).lossMask;
+    for (let t = 0; t < mask.length; t++) {
+      if (!mask[t]) continue;
+      targets.push(returns[i][t]);
+      residuals.push(returns[i][t] - values[i][t]);
+    }
+  });
+  const variance = (xs: number[]) => {
+    const m = mean(xs);
+    return mean(xs.map((x) => (x - m) ** 2));
+  };
+  const returnVariance = variance(targets);
+  return {
+    "value/explained_variance": returnVariance > 0 ? 1 - variance(residuals) / returnVariance : 0,
+    "value/return_mean": mean(targets),
+  };
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+}
