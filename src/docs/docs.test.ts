@@ -25,20 +25,22 @@ test("generated blocks: replaced between their markers, the rest of the page kep
   assert.throws(() => readBlock("no markers", "t", "page.md"), /page\.md: no <!-- generated:t -->/);
 });
 
-test("the results table shows each verdict's difference, else its evidence, and names the run", () => {
+test("the results table shows each verdict's difference, else its evidence's first clause, the per-seed estimates, and names the run", () => {
   const report = {
     preset: "default",
-    config: { seed: 1 },
+    config: { seed: 1, seeds: 3 },
     machine: { cpus: 2, cpuModel: "AMD EPYC", memoryGiB: 8, node: "24.21.0", platform: "linux" },
     seconds: 385,
     createdAt: "2026-12-02T07:00:00.000Z",
     verdicts: [
       {
+        id: "rl-raises-pass1",
         experiment: "boundary",
         claim: "RL raises pass@1",
         status: "reproduced",
         evidence: "ignored when a difference exists",
         difference: { mean: 0.048, interval: { lower: 0.013, upper: 0.083 }, tasks: 24 },
+        seeds: [0.034, null, 0.065],
       },
       {
         experiment: "boundary",
@@ -46,14 +48,26 @@ test("the results table shows each verdict's difference, else its evidence, and 
         status: "reproduced",
         evidence: "pass@32 0 (base and RL)",
       },
+      {
+        id: "long-evidence",
+        experiment: "base",
+        claim: "a claim with long evidence",
+        status: "not reproduced",
+        evidence: "the first clause only; the rest is on docs/results.md",
+        seeds: [],
+      },
     ],
   } as unknown as RecipeReport;
   const table = resultsTable(report).split("\n");
-  assert.equal(table[2], "| boundary | RL raises pass@1 | reproduced | +0.048 [+0.013, +0.083], 24 tasks |");
-  assert.equal(table[3], "| boundary | sum3 \\| stays 0 | reproduced | pass@32 0 (base and RL) |");
+  assert.equal(
+    table[2],
+    "| rl-raises-pass1 | reproduced | +0.048 [+0.013, +0.083], 24 tasks | +0.034, –, +0.065 |",
+  );
+  assert.equal(table[3], "| boundary | reproduced | pass@32 0 (base and RL) | – |");
+  assert.equal(table[4], "| long-evidence | not reproduced | the first clause only | – |");
   assert.match(
-    table[5],
-    /^Preset `default`, seed 1, 6\.4 min on 2 × AMD EPYC \(Node 24\.21\.0, linux\), 2026-12-02;/,
+    table[6],
+    /^Preset `default`, training seeds 1–3, 6\.4 min on 2 × AMD EPYC \(Node 24\.21\.0, linux\), 2026-12-02;/,
   );
   assert.equal(
     formatEffect({ mean: -0.004, interval: { lower: -0.026, upper: 0.017 }, tasks: 120 }),

@@ -10,7 +10,7 @@ import { BENCH_RECORD, type BenchRecord, benchTable } from "./bench-table.ts";
 import { cliReference } from "./cli-reference.ts";
 import { formatMarkdown } from "./format.ts";
 import { writeBlock } from "./generated-block.ts";
-import { RESULTS_REPORT, resultsTable } from "./results-table.ts";
+import { RESULTS_REPORT, resultsDetail, resultsTable } from "./results-table.ts";
 
 export interface GeneratedText {
   /** Page path from the repository root. */
@@ -25,11 +25,13 @@ function readJson<T>(root: string, path: string): T | null {
   return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as T) : null;
 }
 
-/** The results table, or what to do while no report is committed. */
-export function resultsContent(root: string): string {
+/** The results table (with each claim in words and its evidence, `detailed`), or what to do while no report is committed. */
+export function resultsContent(root: string, detailed = false): string {
   const report = readJson<RecipeReport>(root, RESULTS_REPORT);
   return report
-    ? resultsTable(report)
+    ? detailed
+      ? `${resultsTable(report)}\n\n${resultsDetail(report)}`
+      : resultsTable(report)
     : `No report is committed yet. Run \`npm start\`, copy \`runs/recipe-default/report.json\` to \`${RESULTS_REPORT}\` and run \`npm run docs:results\`.`;
 }
 
@@ -47,9 +49,8 @@ export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): G
   const out: GeneratedText[] = [];
   if (kinds.includes("cli")) out.push({ page: "docs/cli.md", block: null, content: cliReference() });
   if (kinds.includes("results")) {
-    const content = resultsContent(root);
-    out.push({ page: "README.md", block: "recipe-results", content });
-    out.push({ page: "docs/results.md", block: "recipe-results", content });
+    out.push({ page: "README.md", block: "recipe-results", content: resultsContent(root) });
+    out.push({ page: "docs/results.md", block: "recipe-results", content: resultsContent(root, true) });
   }
   if (kinds.includes("bench"))
     out.push({ page: "docs/performance.md", block: "bench", content: benchContent(root) });

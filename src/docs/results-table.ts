@@ -21,23 +21,49 @@ export function formatEffect(difference: PairedDifference): string {
 
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
+/** Evidence without an interval, cut to its first clause so the table stays readable. */
+function shortEvidence(evidence: string): string {
+  const first = evidence.split(";")[0].trim();
+  return first.length > 90 ? `${first.slice(0, 89).trimEnd()}…` : first;
+}
+
+/** Each training seed's own estimate ("+0.034, +0.029, +0.065"; – where a seed measured nothing). */
+function seedEstimates(seeds: readonly (number | null)[] | undefined): string {
+  if (!seeds || seeds.length === 0) return "–";
+  return seeds.map((value) => (value === null ? "–" : signed(value))).join(", ");
+}
+
 /** The table and the line under it (Markdown). */
 export function resultsTable(report: RecipeReport): string {
   const rows = report.verdicts.map(
     (verdict) =>
-      `| ${cell(verdict.experiment)} | ${cell(verdict.claim)} | ${verdict.status} | ${cell(
-        verdict.difference ? formatEffect(verdict.difference) : verdict.evidence,
-      )} |`,
+      `| ${cell(verdict.id ?? verdict.experiment)} | ${verdict.status} | ${cell(
+        verdict.difference ? formatEffect(verdict.difference) : shortEvidence(verdict.evidence),
+      )} | ${seedEstimates(verdict.seeds)} |`,
   );
   const minutes = (report.seconds / 60).toFixed(1);
   const { machine } = report;
+  const first = report.config.seed;
+  const count = report.config.seeds ?? 1;
+  const seeds = count > 1 ? `training seeds ${first}–${first + count - 1}` : `seed ${first}`;
   return [
-    "| experiment | claim | status | effect [95% CI] or evidence |",
+    "| claim | status | effect [95% CI] (tasks per seed) or evidence | per seed |",
     "| --- | --- | --- | --- |",
     ...rows,
     "",
-    `Preset \`${report.preset}\`, seed ${report.config.seed}, ${minutes} min on ${machine.cpus} × ${machine.cpuModel} ` +
+    `Preset \`${report.preset}\`, ${seeds}, ${minutes} min on ${machine.cpus} × ${machine.cpuModel} ` +
       `(Node ${machine.node}, ${machine.platform}), ${report.createdAt.slice(0, 10)}; ` +
-      `generated from \`${RESULTS_REPORT}\` by \`npm run docs:results\`.`,
+      `generated from \`${RESULTS_REPORT}\` by \`npm run docs:results\`. The claims in words: ` +
+      "[docs/results.md](docs/results.md).",
   ].join("\n");
+}
+
+/** Each claim in words with its whole evidence and, for one not reproduced, its measured cause. */
+export function resultsDetail(report: RecipeReport): string {
+  return report.verdicts
+    .map((verdict) => {
+      const cause = verdict.cause ? ` Measured cause: ${verdict.cause}.` : "";
+      return `- **${verdict.id ?? verdict.experiment}** (${verdict.status}): ${verdict.claim}. ${verdict.evidence}.${cause}`;
+    })
+    .join("\n");
 }
