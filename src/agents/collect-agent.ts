@@ -15,6 +15,7 @@ import {
   type CollectCounts,
   type CollectDatasetResult,
   type CollectOptions,
+  emptyCollectCounts,
   keepPassing,
   sampleQuota,
 } from "../data/collect.ts";
@@ -104,15 +105,7 @@ export async function collectAgentDataset(
     config: provenance,
     parentId: options.parentId,
   });
-  const counts: CollectCounts = {
-    tasks: tasks.length,
-    episodes: 0,
-    kept: 0,
-    rejected: 0,
-    rejections: {},
-    tasksWithKept: 0,
-    infraFailures: 0,
-  };
+  const counts: CollectCounts = emptyCollectCounts(tasks.length);
   let prefixBreaks = 0;
   let runner: AgentRunner | null = null;
   try {

@@ -88,6 +88,11 @@ export interface CollectCounts {
   infraFailures: number;
 }
 
+/** The counts of a collection that has not started. */
+export function emptyCollectCounts(tasks: number): CollectCounts {
+  return { tasks, episodes: 0, kept: 0, rejected: 0, rejections: {}, tasksWithKept: 0, infraFailures: 0 };
+}
+
 /** The rejection reason of an infra-failed episode: it is not the policy's, so never training data. */
 export const INFRA_REJECTION = "infra-failure";
 
@@ -147,15 +152,7 @@ export async function collectTrajectories(options: CollectOptions): Promise<Coll
   const { samples, maxKept } = sampleQuota(options);
   const tools = worldToolsFor(noise > 0 ? { noise: uniformNoise(noise) } : {});
   const counts: CollectCounts = structuredClone(
-    options.countsDone ?? {
-      tasks: options.tasks.length,
-      episodes: 0,
-      kept: 0,
-      rejected: 0,
-      rejections: {},
-      tasksWithKept: 0,
-      infraFailures: 0,
-    },
+    options.countsDone ?? emptyCollectCounts(options.tasks.length),
   );
   // Counts saved by a run from before infra failures were counted.
   counts.infraFailures ??= 0;
