@@ -58,12 +58,13 @@ export async function benchRl(): Promise<Record<string, number>> {
     const update = series("perf/update_seconds");
     const seconds = sum(rollout) + sum(update);
     // Every episode that ran: the scored ones and those left out for an infra failure.
-    const episodes = sum(series("rollout/episodes")) + sum(series("rollout/infra_failures"));
+    const infraFailures = sum(series("rollout/infra_failures"));
+    const episodes = sum(series("rollout/episodes")) + infraFailures;
     const tokens = sum(series("perf/tokens_per_s").map((rate, i) => rate * (rollout[i] + update[i])));
     store.close();
     return {
       rl_episodes_per_s: episodes / seconds,
-      rl_infra_failures: sum(series("rollout/infra_failures")),
+      rl_infra_failures: infraFailures,
       rl_tokens_per_s: tokens / seconds,
       rl_rollout_share: sum(rollout) / seconds,
       rl_update_share: sum(update) / seconds,
