@@ -20,14 +20,12 @@ import type { AgentSource } from "../../agents/agent-source.ts";
 import { runDoctor } from "../../doctor/run-doctor.ts";
 import { saveDoctorRun } from "../../doctor/save.ts";
 import { CHECK_IDS, type CheckId, type DoctorReport } from "../../doctor/types.ts";
-import type { EvalToolSetup } from "../../eval/eval-tools.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward/spec.ts";
-import { readTaskFile } from "../../tasks/index.ts";
-import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
-import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
-import { splitCommandLine } from "./eval.ts";
+import { TASK_FAMILIES } from "../../types/task.ts";
+import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { parseChoice, parseNumber } from "./options.ts";
+import { flagOf, taskSourceOf } from "./task-options.ts";
 
 interface DoctorCommandOptions {
   policy?: string;
@@ -63,13 +61,6 @@ interface DoctorCommandOptions {
   json?: boolean;
 }
 
-const WORLD_ONLY = ["split", "family", "taskSeed"] as const;
-const FILE_ONLY = ["verifier", "code", "python", "mcpCommand", "mcpUrl", "mcpToken"] as const;
-
-function flagOf(name: string): string {
-  return `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
-}
-
 /** `--reward`: a preset name, or a JSON spec file (`{"outcome": [...], "turn"?: [...]}`). */
 export function parseRewardOption(raw: string): RewardSpec | string {
   if (raw in REWARD_PRESETS) return raw;
@@ -88,26 +79,6 @@ export function parseRewardOption(raw: string): RewardSpec | string {
     throw new Error(`--reward ${raw}: a spec is {"outcome": [{"name": …, "weight"?: …}], "turn"?: […]}`);
   }
   return resolveRewardSpec(spec as RewardSpec);
-}
-
-function toolSetupOf(raw: DoctorCommandOptions): EvalToolSetup {
-  if (raw.mcpCommand !== undefined && raw.mcpUrl !== undefined)
-    throw new Error("give --mcp-command or --mcp-url, not both");
-  let mcp: EvalToolSetup["mcp"] = null;
-  if (raw.mcpCommand !== undefined) {
-    const [command, ...args] = splitCommandLine(raw.mcpCommand);
-    if (!command)
-      throw new Error('--mcp-command needs a command, e.g. --mcp-command "npx agentrl mcp serve"');
-    mcp = { command, args };
-  } else if (raw.mcpUrl !== undefined) {
-    if (!/^https?:\/\//.test(raw.mcpUrl))
-      throw new Error(`--mcp-url must be an http(s) URL, got "${raw.mcpUrl}"`);
-    mcp = {
-      url: raw.mcpUrl,
-      token: raw.mcpToken !== undefined || process.env.AGENTRL_MCP_TOKEN !== undefined,
-    };
-  }
-  return { code: Boolean(raw.code), ...(raw.python ? { python: true } : {}), mcp };
 }
 
 function parseChecks(raw: string | undefined): CheckId[] | undefined {
@@ -196,39 +167,8 @@ export function register(program: Command): void {
       const needsPolicy = (checks ?? CHECK_IDS).some((id) => id === "coverage" || id === "token-exactness");
       if (!raw.policy && needsPolicy)
         throw new Error("--policy is required (the model you will train; with --agent, the model behind it)");
-      const fileTasks = !/^\s*\d+\s*$/.test(raw.tasks);
-      const given = (names: readonly string[]) =>
-        names.filter((name) => command.getOptionValueSource(name) === "cli");
-      let tasks: Parameters<typeof runDoctor>[0]["tasks"];
-      let verifier: VerifierName | undefined;
-      let toolSetup: EvalToolSetup | undefined;
-      if (fileTasks) {
-        const worldOnly = given(WORLD_ONLY);
-        if (worldOnly.length > 0)
-          throw new Error(
-            `${worldOnly.map(flagOf).join(", ")} only apply to world tasks, not to a task file`,
-          );
-        if (raw.verifier === undefined)
-          throw new Error(`a task file needs --verifier <name> (one of ${VERIFIER_NAMES.join(", ")})`);
-        verifier = parseChoice<VerifierName>("--verifier", raw.verifier, VERIFIER_NAMES);
-        if (!existsSync(raw.tasks))
-          throw new Error(
-            `--tasks: no such file "${raw.tasks}" (give a number of world tasks or a task file)`,
-          );
-        tasks = { type: "given", tasks: await readTaskFile(raw.tasks), name: raw.tasks };
-        toolSetup = toolSetupOf(raw);
-      } else {
-        const fileOnly = FILE_ONLY.filter((name) => raw[name] !== undefined);
-        if (fileOnly.length > 0)
-          throw new Error(`${fileOnly.map(flagOf).join(", ")} need a task file (--tasks <file>)`);
-        tasks = {
-          type: "world",
-          split: parseChoice("--split", raw.split, ["train", "test"] as const),
-          count: parseNumber("--tasks", raw.tasks, { integer: true, min: 1 }),
-          seed: parseNumber("--task-seed", raw.taskSeed, { integer: true, min: 0 }),
-          ...(raw.family ? { family: parseChoice<TaskFamily>("--family", raw.family, TASK_FAMILIES) } : {}),
-        };
-      }
+      const mcpToken = raw.mcpToken ?? process.env.AGENTRL_MCP_TOKEN ?? undefined;
+      const { tasks, verifier, toolSetup } = await taskSourceOf(raw, command, mcpToken);
       const temperature = parseNumber("--temperature", raw.temperature, { min: 0 });
       const topP = parseNumber("--top-p", raw.topP, { min: 0, max: 1 });
       const batchSize = parseNumber("--batch", raw.batch, { integer: true, min: 1 });
@@ -253,7 +193,6 @@ export function register(program: Command): void {
         raw.policy && !agent && needsPolicy
           ? await resolvePolicy(raw.policy, { temperature, topP, openai: { concurrency: batchSize } })
           : undefined;
-      const mcpToken = raw.mcpToken ?? process.env.AGENTRL_MCP_TOKEN ?? undefined;
       let report: DoctorReport;
       try {
         report = await runDoctor({

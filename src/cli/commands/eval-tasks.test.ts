@@ -23,7 +23,8 @@ import { openRunDirectory } from "../../store/index.ts";
 import { createCalcTool } from "../../tools/index.ts";
 import type { PolicyContext } from "../../types/policy.ts";
 import type { Trajectory } from "../../types/trajectory.ts";
-import { register, splitCommandLine } from "./eval.ts";
+import { register } from "./eval.ts";
+import { splitCommandLine } from "./task-options.ts";
 
 const MATH_FILE = "examples/tasks/math-sample.jsonl";
 const root = mkdtempSync(join(tmpdir(), "agentrl-eval-tasks-"));

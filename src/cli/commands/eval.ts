@@ -1,28 +1,9 @@
-/**
- * `agentrl eval`: pass@k of a policy on world tasks or on a task file. Samples n episodes per task,
- * stores every trajectory in an eval run directory, and prints the pass@k table (overall and per
- * family) and the paths of `passk.json`, `passk.svg` and `passk.html`. A killed eval resumes with
- * `--resume <dir>` (or by rerunning with the same `--run-id`): stored episodes are kept, the rest are
- * sampled, with the task list, verifier, tools and budgets the run recorded.
- *
- *   agentrl eval --policy models/base-strong --n 64 --tasks 100
- *   agentrl eval --policy openai:http://127.0.0.1:8000/v1#Qwen/Qwen3-4B --tasks aime.jsonl --verifier math --code
- *   agentrl eval --resume runs/eval-20250101-120000
- *
- * A task file (src/tasks) needs `--verifier`; its episodes get no tools unless `--code` (the QuickJS
- * sandbox) and/or an MCP server (`--mcp-command "<cmd>"` or `--mcp-url`) give them, with `--noise`
- * injected client-side and labelled. Budgets: the episode loop's defaults (14 turns, 32 tokens per
- * turn, 160 per episode) for world tasks on in-process policies; 4096 per turn and 16384 per
- * episode for `openai:` policies and task files.
- */
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { EpisodeBudgets } from "../../env/run-episodes.ts";
 import { formatCurveTable } from "../../eval/curves.ts";
 import { evalJson } from "../../eval/eval-files.ts";
 import { readEvalRunConfig, recordedTaskSource } from "../../eval/eval-run-data.ts";
-import type { EvalMcpSetup, EvalToolSetup } from "../../eval/eval-tools.ts";
+import type { EvalToolSetup } from "../../eval/eval-tools.ts";
 import {
   defaultEvalBudgets,
   type EvalConfig,
@@ -32,12 +13,12 @@ import {
 } from "../../eval/run-eval.ts";
 import { parseOpenAiSpec } from "../../policy/openai/spec.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
-import { readTaskFile } from "../../tasks/index.ts";
-import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
-import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
+import { TASK_FAMILIES } from "../../types/task.ts";
+import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { agentRunConfig, evalAgentCommand } from "./eval-agent.ts";
 import { runEvalSession } from "./eval-session.ts";
-import { parseChoice, parseNumber } from "./options.ts";
+import { parseNumber } from "./options.ts";
+import { isTaskCount, taskSourceOf } from "./task-options.ts";
 
 interface EvalCommandOptions {
   policy?: string;
@@ -95,85 +76,6 @@ const FIXED_ON_RESUME = [
   "maxTurnTokens",
   "maxTokens",
 ] as const;
-
-/** Options that only make sense with world tasks, and those that need a task file. */
-const WORLD_ONLY = ["split", "family", "taskSeed"] as const;
-const FILE_ONLY = ["verifier", "code", "python", "pythonWheels", "mcpCommand", "mcpUrl", "mcpToken"] as const;
-
-/** `--tasks` is a count of world tasks when it is a whole number, else the path of a task file. */
-function isTaskCount(raw: string): boolean {
-  return /^\s*\d+\s*$/.test(raw);
-}
-
-/**
- * Splits a command line into words the way a POSIX shell would for plain words, '…' and "…"
- * quoting and backslash escapes, without running a shell (no variables, globs or pipes).
- */
-export function splitCommandLine(line: string): string[] {
-  const words: string[] = [];
-  let word = "";
-  let inWord = false;
-  let quote: "'" | '"' | null = null;
-  for (let i = 0; i < line.length; i++) {
-    const char = line[i];
-    if (quote === "'") {
-      if (char === "'") quote = null;
-      else word += char;
-    } else if (quote === '"') {
-      if (char === '"') quote = null;
-      else if (char === "\\" && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) word += line[++i];
-      else word += char;
-    } else if (char === "'" || char === '"') {
-      quote = char;
-      inWord = true;
-    } else if (char === "\\" && i + 1 < line.length) {
-      word += line[++i];
-      inWord = true;
-    } else if (/\s/.test(char)) {
-      if (inWord) words.push(word);
-      word = "";
-      inWord = false;
-    } else {
-      word += char;
-      inWord = true;
-    }
-  }
-  if (quote) throw new Error(`--mcp-command: unclosed ${quote} quote in ${JSON.stringify(line)}`);
-  if (inWord) words.push(word);
-  return words;
-}
-
-/** The tool setup of a task file from the flags (none by default). */
-function toolSetupOf(raw: EvalCommandOptions, token: string | undefined): EvalToolSetup {
-  if (raw.mcpCommand !== undefined && raw.mcpUrl !== undefined) {
-    throw new Error("give --mcp-command or --mcp-url, not both");
-  }
-  let mcp: EvalMcpSetup | null = null;
-  if (raw.mcpCommand !== undefined) {
-    const [command, ...args] = splitCommandLine(raw.mcpCommand);
-    if (!command)
-      throw new Error('--mcp-command needs a command, e.g. --mcp-command "npx agentrl mcp serve"');
-    mcp = { command, args };
-  } else if (raw.mcpUrl !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(raw.mcpUrl);
-    } catch {
-      throw new Error(`--mcp-url must be an http(s) URL, got "${raw.mcpUrl}"`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new Error(`--mcp-url must be an http(s) URL, got "${raw.mcpUrl}"`);
-    }
-    mcp = { url: raw.mcpUrl, token: token !== undefined };
-  }
-  if (raw.pythonWheels !== undefined && !raw.python) throw new Error("--python-wheels needs --python");
-  return {
-    code: Boolean(raw.code),
-    ...(raw.python ? { python: true } : {}),
-    ...(raw.pythonWheels !== undefined ? { pythonWheels: resolve(raw.pythonWheels) } : {}),
-    mcp,
-  };
-}
 
 function describeTools(setup: EvalToolSetup | null | undefined): string {
   if (!setup) return "world tools";
@@ -328,53 +230,12 @@ export function register(program: Command): void {
           runsRoot: raw.runs,
           ...(raw.runId ? { runId: raw.runId } : {}),
         };
-        if (fileTasks) {
-          const worldOnly = WORLD_ONLY.filter((name) => command.getOptionValueSource(name) === "cli");
-          if (worldOnly.length > 0) {
-            throw new Error(
-              `${worldOnly.map(flagOf).join(", ")} only apply to world tasks, not to a task file`,
-            );
-          }
-          if (raw.verifier === undefined) {
-            throw new Error(
-              `a task file needs --verifier <name> to check answers (one of ${VERIFIER_NAMES.join(", ")})`,
-            );
-          }
-          const verifier = parseChoice<VerifierName>("--verifier", raw.verifier, VERIFIER_NAMES);
-          if (!existsSync(raw.tasks)) {
-            throw new Error(
-              `--tasks: no such file "${raw.tasks}" (give a number of world tasks or a task file)`,
-            );
-          }
-          const toolSetup = toolSetupOf(raw, mcpToken);
-          options = {
-            ...common,
-            tasks: { type: "given", tasks: await readTaskFile(raw.tasks), name: raw.tasks },
-            verifier,
-            toolSetup,
-            ...(mcpToken ? { mcpToken } : {}),
-          };
-        } else {
-          const fileOnly = FILE_ONLY.filter((name) => raw[name] !== undefined);
-          if (fileOnly.length > 0) {
-            throw new Error(
-              `${fileOnly.map(flagOf).join(", ")} need a task file (--tasks <file>); world tasks use the world's tools and answer check`,
-            );
-          }
-          const family = raw.family
-            ? parseChoice<TaskFamily>("--family", raw.family, TASK_FAMILIES)
-            : undefined;
-          options = {
-            ...common,
-            tasks: {
-              type: "world",
-              split: parseChoice("--split", raw.split, ["train", "test"] as const),
-              count: parseNumber("--tasks", raw.tasks, { integer: true, min: 1 }),
-              seed: parseNumber("--task-seed", raw.taskSeed, { integer: true, min: 0 }),
-              ...(family ? { family } : {}),
-            },
-          };
-        }
+        const source = await taskSourceOf(raw, command, mcpToken);
+        options = {
+          ...common,
+          ...source,
+          ...(source.verifier && mcpToken ? { mcpToken } : {}),
+        };
       }
       const policy = await resolvePolicy(options.policySpec, {
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
@@ -407,11 +268,6 @@ export function register(program: Command): void {
         await policy.close?.();
       }
     });
-}
-
-/** `--max-turn-tokens` from `maxTurnTokens`. */
-function flagOf(name: string): string {
-  return `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
 /** Verifier and tools of a stored config, as `evaluate` options. */
