@@ -39,7 +39,7 @@ import { checkBind, HostPolicy } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { RequestError } from "../http/request-error.ts";
 import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
-import { type Failure, infraFailure } from "../types/failure.ts";
+import { type Failure, httpStatusFailure, infraFailure } from "../types/failure.ts";
 import { parseCompletion } from "./completion.ts";
 import {
   callBytes,
@@ -69,7 +69,7 @@ import { StreamAssembler } from "./stream.ts";
 import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
 import type { Upstream } from "./upstream.ts";
-import { faultKey, postWithFaults, statusFailure, unreachableFailure } from "./upstream-faults.ts";
+import { faultKey, postWithFaults, unreachableFailure } from "./upstream-faults.ts";
 
 export const EPISODE_HEADER = "x-agentrl-episode-id";
 
@@ -250,7 +250,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (!upstreamResponse.ok) {
         const answer = await upstream.readJson(upstreamResponse).catch(() => null);
         const message = `the upstream answered ${upstreamResponse.status}`;
-        record(episode, failed(message, answer as never, statusFailure(upstreamResponse.status, message)));
+        record(
+          episode,
+          failed(message, answer as never, httpStatusFailure(upstreamResponse.status, message)),
+        );
         if (res === null) {
           const message = (answer as { error?: { message?: unknown } } | null)?.error?.message;
           throw new RequestError(

@@ -2,8 +2,8 @@
  * The gateway's side of the failure taxonomy: the class of a failed upstream call, and
  * `AGENTRL_FAULTS` at the upstream adapter. Everything the model server did wrong is `infra`
  * (unreachable, timed out, 5xx or overloaded, a body that is not JSON, a stream cut short, a
- * completion that does not parse); a 4xx other than 408/409/429 rejected the agent's own request
- * and gets no class.
+ * completion that does not parse); the HTTP status rule is `httpStatusFailure` (types/failure.ts):
+ * a 4xx other than 408/409/429 rejected the agent's own request and gets no class.
  */
 import { injectFault, UPSTREAM_FAULTS } from "../core/faults.ts";
 import { type Failure, infraFailure } from "../types/failure.ts";
@@ -17,13 +17,6 @@ import type { Upstream } from "./upstream.ts";
 export function faultKey(episode: Pick<EpisodeLog, "id" | "meta">, seq: number): string {
   const { taskId, seed } = episode.meta;
   return `${taskId !== undefined && seed !== undefined ? `${taskId}@${seed}` : episode.id}:${seq}`;
-}
-
-/** The class of an upstream answer with HTTP status `status` (undefined for a rejected request). */
-export function statusFailure(status: number, message: string): Failure | undefined {
-  if (status >= 500) return infraFailure("upstream-5xx", message);
-  if (status === 408 || status === 409 || status === 429) return infraFailure("upstream-overloaded", message);
-  return undefined;
 }
 
 /** The class of an upstream that could not be reached (a timeout when the error says so). */

@@ -50,6 +50,17 @@ export function infraFailure(code: string, message: string): Failure {
 }
 
 /**
+ * The class of an upstream's HTTP answer with status `status`: `infra` when the model server broke
+ * (5xx) or was overloaded (408, 409, 429); undefined for a request it rejected (another 4xx), which
+ * is the sender's own. The gateway and the OpenAI-compatible client share this rule.
+ */
+export function httpStatusFailure(status: number, message: string): Failure | undefined {
+  if (status >= 500) return infraFailure("upstream-5xx", message);
+  if (status === 408 || status === 409 || status === 429) return infraFailure("upstream-overloaded", message);
+  return undefined;
+}
+
+/**
  * The class of an episode's failure: its recorded `failure`, else `policy` for any episode that
  * did not end correct, else null (a success).
  */

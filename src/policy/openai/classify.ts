@@ -6,17 +6,14 @@
  * plain `policy-error` (a context past the model's window is the policy's length).
  */
 import { APIConnectionTimeoutError, APIError } from "openai";
-import { type Failure, infraFailure } from "../../types/failure.ts";
+import { type Failure, httpStatusFailure, infraFailure } from "../../types/failure.ts";
 
 export function classifyEndpointError(error: unknown, message: string): Failure | undefined {
   if (error instanceof APIConnectionTimeoutError) return infraFailure("upstream-timeout", message);
   if (error instanceof APIError) {
     const status = error.status;
     if (status === undefined) return infraFailure("upstream-unreachable", message);
-    if (status >= 500) return infraFailure("upstream-5xx", message);
-    if (status === 408 || status === 409 || status === 429)
-      return infraFailure("upstream-overloaded", message);
-    return undefined;
+    return httpStatusFailure(status, message);
   }
   if (error instanceof SyntaxError) return infraFailure("upstream-malformed", message);
   // A transport error outside the SDK's classes: a body cut short, a reset socket.
