@@ -40,6 +40,9 @@ test("an upstream's answer is classed by status and vLLM's message", () => {
     "context-length",
   ]);
   assert.deepEqual(codes(503, "overloaded"), ["infra", "upstream-5xx"]);
+  // A busy server (rate limit, request timeout) is transient: masked, never a fatal configuration error.
+  assert.deepEqual(codes(429, "Too Many Requests"), ["infra", "upstream-overloaded"]);
+  assert.ok(!(FATAL_INFRA_CODES as readonly string[]).includes(statusFailure(408, "timeout").code));
   assert.deepEqual([...FATAL_INFRA_CODES], ["upstream-4xx", "model-not-found", "no-token-ids"]);
 });
 

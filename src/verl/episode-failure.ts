@@ -7,11 +7,11 @@
  * estimator also leaves out of its group baseline.
  *
  * Codes: `upstream-4xx`, `model-not-found`, `no-token-ids` (fatal); `upstream-5xx`,
- * `upstream-unreachable`, `upstream-malformed`, `episode-timeout` (transient); a 400 that says the
+ * `upstream-overloaded` (408, 409, 429), `upstream-unreachable`, `upstream-malformed`, `episode-timeout` (transient); a 400 that says the
  * context is too long is the policy's own (`context-length`: its conversation outgrew the model).
  */
 import type { GatewayCall } from "../gateway/types.ts";
-import { type Failure, infraFailure } from "../types/failure.ts";
+import { type Failure, httpStatusFailure, infraFailure } from "../types/failure.ts";
 
 /** Infrastructure codes the agent loop raises on (a configuration error: every sample would fail). */
 export const FATAL_INFRA_CODES = ["upstream-4xx", "model-not-found", "no-token-ids"] as const;
@@ -27,8 +27,14 @@ function upstreamMessage(call: GatewayCall): string {
   return detail ? `${call.error}: ${detail}` : (call.error ?? "");
 }
 
-/** The failure of an upstream status with its message. */
+/**
+ * The failure of an upstream status with its message: the shared rule first (5xx and 408/409/429
+ * are the server's transient trouble: masked, not fatal), then what verl makes of a rejected
+ * request (a configuration error, fatal; or the policy's own overlong context).
+ */
 export function statusFailure(status: number, message: string): Failure {
+  const transient = httpStatusFailure(status, message);
+  if (transient) return transient;
   if (status === 404 && MODEL_NOT_FOUND.test(message)) return infraFailure("model-not-found", message);
   if (status === 400 && CONTEXT_LENGTH.test(message))
     return { class: "policy", code: "context-length", message };
