@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { collectDataset } from "../data/collect.ts";
-import { saveTinyBase, TINY_MODEL } from "../rl/testing.ts";
+import { saveTinyBase, TINY_MODEL, tinyRlConfig } from "../rl/testing.ts";
 import { isRunDirectory, listRunDirectories, openRunDirectory, runStorePath } from "../store/index.ts";
 import { register as registerPretrain } from "./commands/pretrain.ts";
 import { register as registerTrain } from "./commands/train.ts";
@@ -91,23 +91,7 @@ function assertClose(
 }
 
 test("agentrl train rl killed anywhere, then --resume: every step's episodes once, the straight run's", async (t) => {
-  const config = configFile("rl", {
-    name: "tiny",
-    base,
-    steps: 4,
-    families: ["lookup"],
-    tasksPerStep: 2,
-    groupSize: 4,
-    budgets: { maxTurns: 3, maxTokens: 24, maxTurnTokens: 8 },
-    reward: "mt-grpo",
-    estimator: "mt-grpo",
-    dynamicSampling: false,
-    learningRate: 1e-3,
-    rolloutBatch: 8,
-    microBatchTokens: 1024,
-    checkpointEvery: 1,
-    evalEvery: 0,
-  });
+  const config = configFile("rl", tinyRlConfig(base, { steps: 4 }));
   await runCli(registerTrain, [
     "train",
     "rl",
