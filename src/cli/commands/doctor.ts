@@ -25,17 +25,13 @@ import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward
 import { TASK_FAMILIES } from "../../types/task.ts";
 import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { parseChoice, parseNumber } from "./options.ts";
-import { flagOf, taskSourceOf } from "./task-options.ts";
+import { flagOf, type TaskSourceFlags, taskSourceOf } from "./task-options.ts";
 
-interface DoctorCommandOptions {
+interface DoctorCommandOptions extends TaskSourceFlags {
   policy?: string;
   agent?: string;
   agentCmd?: string;
-  split: string;
-  tasks: string;
-  family?: string;
   seed: string;
-  taskSeed: string;
   temperature: string;
   topP: string;
   noise: string;
@@ -44,12 +40,6 @@ interface DoctorCommandOptions {
   target: string;
   maxBreakRate: string;
   checks?: string;
-  verifier?: string;
-  code?: boolean;
-  python?: boolean;
-  mcpCommand?: string;
-  mcpUrl?: string;
-  mcpToken?: string;
   maxTurns?: string;
   maxTurnTokens?: string;
   maxTokens?: string;

@@ -18,26 +18,15 @@ import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { agentRunConfig, evalAgentCommand } from "./eval-agent.ts";
 import { runEvalSession } from "./eval-session.ts";
 import { parseNumber } from "./options.ts";
-import { isTaskCount, taskSourceOf } from "./task-options.ts";
+import { isTaskCount, type TaskSourceFlags, taskSourceOf } from "./task-options.ts";
 
-interface EvalCommandOptions {
+interface EvalCommandOptions extends TaskSourceFlags {
   policy?: string;
-  split: string;
-  tasks: string;
   n: string;
-  family?: string;
   seed: string;
-  taskSeed: string;
   temperature: string;
   topP: string;
   noise: string;
-  verifier?: string;
-  code?: boolean;
-  python?: boolean;
-  pythonWheels?: string;
-  mcpCommand?: string;
-  mcpUrl?: string;
-  mcpToken?: string;
   maxTurns?: string;
   maxTurnTokens?: string;
   maxTokens?: string;
