@@ -1,6 +1,6 @@
 /**
- * `eval --agent` against the in-process `eval` of the same model and tasks, in one run: 16
- * test-world tasks x n = 4 of models/base-strong, the paper's sampling (temperature 0.6, top-p
+ * `eval --agent` against the in-process `eval` of the same model and tasks, in one run: 64
+ * test-world tasks x n = 4 (256 episodes: 16 x 4 was mostly the slots' start at 32) of models/base-strong, the paper's sampling (temperature 0.6, top-p
  * 0.95), 32 tokens a turn. In process: `evaluate` (the episode loop, batch 64). As an agent:
  * `evaluateAgent` with examples/agents/openai-env.ts (a module-level `new OpenAI()` from the
  * environment) in worker slots at the default concurrency of 8, and again at 32, through the
@@ -95,9 +95,9 @@ async function asAgent(count: number, n: number, concurrency: number) {
 export async function benchAgentEval(): Promise<Record<string, number>> {
   await inProcess(4, 4);
   await asAgent(4, 4, 8);
-  const reference = await inProcess(16, 4);
-  const at8 = await asAgent(16, 4, 8);
-  const at32 = await asAgent(16, 4, 32);
+  const reference = await inProcess(64, 4);
+  const at8 = await asAgent(64, 4, 8);
+  const at32 = await asAgent(64, 4, 32);
   process.stderr.write(
     `bench: agent eval at concurrency 8: ${at8.calls} calls, ${(100 * at8.modelShare).toFixed(0)}% of slot time waiting for the model, first call ${Math.round(at8.firstCallMs)} ms after the start (checkpoint load, slot start)\n`,
   );

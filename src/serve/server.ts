@@ -144,7 +144,12 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       `policy ${policy.id} speaks the ${policy.protocol} protocol; agentrl serve needs a text-protocol policy`,
     );
   }
-  const batcher: ActBatcher = createActBatcher(policy, maxBatch, () => stats.actCalls++);
+  /** Completion requests being read and prepared, not yet handed to the batcher. */
+  let arriving = 0;
+  const batcher: ActBatcher = createActBatcher(policy, maxBatch, {
+    onCall: () => stats.actCalls++,
+    arriving: () => arriving,
+  });
 
   // ---- routes ----
   /** Episodes with a call in flight: a second concurrent call of one episode gets a KV slot of its own. */
@@ -155,6 +160,8 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     res: ServerResponse,
     /** The caller's episode, when no other call of it is in flight. */
     episodeHeader?: string,
+    /** Called as the request is handed to the batcher. */
+    reached: () => void = () => {},
   ) => {
     const request = parseChatRequest(body, limits);
     if (request.model !== options.model) {
@@ -201,7 +208,9 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     }).map((context) => (options.requestSampling === false ? context : { ...context, sampling }));
     let steps: PolicyStep[];
     try {
-      steps = await batcher.act(contexts);
+      const step = batcher.act(contexts, { keep: episodeHeader !== undefined });
+      reached();
+      steps = await step;
     } catch (error) {
       throw new RequestError(
         500,
@@ -297,14 +306,23 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       const episode =
         typeof named === "string" && named.length <= 200 && !episodesInFlight.has(named) ? named : undefined;
       if (episode !== undefined) episodesInFlight.add(episode);
+      // counted as arriving until it reaches the batcher (or fails on the way)
+      arriving++;
+      let counted = true;
+      const reached = () => {
+        if (counted) arriving--;
+        counted = false;
+      };
       try {
         return await completions(
           await readJson(req, maxBody),
           typeof taskHeader === "string" ? taskHeader : undefined,
           res,
           episode,
+          reached,
         );
       } finally {
+        reached();
         if (episode !== undefined) episodesInFlight.delete(episode);
       }
     }
