@@ -7,11 +7,12 @@
  *   quick    a smoke run: every stage runs, at one seed, far too small to separate most curves
  *            (the report says so where it is the case); what the test suite runs (at
  *            `--seeds 2`, to cover the seeds' stages).
- *   default  what `npm start` runs: every trained arm at 3 training seeds, sized to stay within 6
- *            minutes on 2 cores (by the stages' cost model, 1.5× the work of the single-seed
- *            default: the per-seed sizes were cut where a seed's replicate narrows the interval
- *            more, k = 16, 30 SFT steps, 36 × 6 credit test samples); each difference called
- *            either way (paired evaluations, the margin, the two-level interval over seeds and tasks).
+ *   default  what `npm start` runs: every trained arm at 3 training seeds, about 7 min on 2
+ *            cores (the goal was 6; docs/recipe.md): the credit runs need 8 steps of 6 × 6 rollouts to call
+ *            MT-GRPO − GRPO (6 steps, groups of 4 or 4 tasks a step left it inconclusive or not
+ *            reproduced), and their test set 96 chains × 6 to call GiGPO and MT-PPO; SFT went to 12
+ *            steps and noise RL to 4 to pay for it. Each difference is called either way (paired
+ *            evaluations, the margin, the two-level interval over seeds and tasks).
  *   full     the same experiments with larger evaluations and longer training.
  * Measured durations have one home, docs/recipe.md.
  */
@@ -265,8 +266,10 @@ const DEFAULT: RecipeConfig = {
   },
   select: { tasks: 96, m: 4 },
   data: { tasks: 800, withheldShare: 0.3, noise: 0.2, expert: "expert", modelSamples: 1 },
-  // 30 steps (was 60 at one seed): each SFT model is trained at every seed now
-  sft: { steps: 30, tokensPerStep: 4096, learningRate: 3e-4 },
+  // 12 steps (60 at one seed, then 30 at three): each SFT model is trained at every seed, and the
+  // SFT claims were called the same way at 12, 18 and 30 steps (issue 29's tuning runs) while the
+  // credit runs below needed every core-second they had
+  sft: { steps: 12, tokensPerStep: 4096, learningRate: 3e-4 },
   rl: {
     steps: 8,
     tasksPerStep: 8,
@@ -288,10 +291,13 @@ const DEFAULT: RecipeConfig = {
     evalEvery: 10,
     evalTasks: 4,
     evalSamples: 2,
-    // 36 chain tasks × 6 at each of the seeds (was 120 × 12 at one): the seed moved MT-GRPO − GRPO
-    // by more than one run's task interval (+0.119, +0.085, −0.016 at seeds 1-3, issue 29), so
-    // seeds narrow the claim's interval more than tasks do; tasks still more than samples per task.
-    testTasks: 36,
+    // 96 chain tasks × 6 at each of the seeds (120 × 12 at one, then 36 × 6): at 36 tasks GiGPO and
+    // MT-PPO − GRPO stayed inconclusive at both top-level seeds tried; at 96 the same checkpoints were
+    // called. testN stays >= groupSize: long-chains-less-signal reads the base's groups of that size
+    // from these evaluations. The runs themselves stay at 8 steps of 6 × 6: 6 steps, or groups of 4,
+    // or 4 tasks a step left MT-GRPO − GRPO at +0.008, +0.022 and +0.006 (inconclusive or not
+    // reproduced) where 8 × 6 × 6 gives +0.04 at both seeds tried.
+    testTasks: 96,
     testN: 6,
   },
   // 3 × 16 tasks × 8 rollouts per seed: 384 episodes, no training (576 took 12.8 s on the 2-core
@@ -304,10 +310,11 @@ const DEFAULT: RecipeConfig = {
     naiveReward: "turn-credit",
     awareReward: "turn-credit-noise-aware",
     learningRate: 5e-5,
-    steps: 6,
+    steps: 4,
     tasksPerStep: 6,
     groupSize: 4,
-    // 32 × 3 at each seed (was 40 × 4 at one), and 6 steps (was 8): three seeds in the budget
+    // 32 × 3 at each seed (was 40 × 4 at one), and 4 steps (8 at one seed, then 6): three seeds in
+    // the budget; noise-aware − naive was +0.003 at 6 steps and −0.000 at 4
     evalTasks: 32,
     evalN: 3,
   },
