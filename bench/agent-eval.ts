@@ -8,6 +8,9 @@
  *
  * - `agent_eval_episodes_per_s`, `agent_eval_32_episodes_per_s`: the agent's episodes/s at 8 and 32.
  * - `agent_eval_ratio`, `agent_eval_32_ratio`: those over the in-process `eval`'s (goal: >= 0.5).
+ * - `agent_eval_no_model_ratio`: the same agent at 8 slots with the scripted expert as the model
+ *   (no neural compute; it makes a few more calls per episode, all correct) over the in-process
+ *   `eval`: the ceiling the agent's own code, HTTP and recording leave on this machine.
  * - `agent_eval_model_share`: of the slots' time (wall x concurrency), the share spent waiting for
  *   a model call (the recorded call latencies; the rest: checkpoint load and slot start before the
  *   first call, the agent's own code and tools, HTTP) at concurrency 8; said on stderr with the
@@ -51,13 +54,13 @@ async function inProcess(count: number, n: number): Promise<number> {
   }
 }
 
-async function asAgent(count: number, n: number, concurrency: number) {
+async function asAgent(count: number, n: number, concurrency: number, policy = BASE) {
   const root = mkdtempSync(join(tmpdir(), "agentrl-bench-agent-eval-"));
   try {
     const started = performance.now();
     const result = await evaluateAgent({
       agentPath: AGENT,
-      policy: BASE,
+      policy,
       tasks: { type: "world", split: "test", count, seed: 1 },
       n,
       ...sampling,
@@ -98,6 +101,9 @@ export async function benchAgentEval(): Promise<Record<string, number>> {
   const reference = await inProcess(64, 4);
   const at8 = await asAgent(64, 4, 8);
   const at32 = await asAgent(64, 4, 32);
+  // the same agent, gateway and server with the scripted expert behind them: no model compute, so
+  // what is left is the agent's own work, HTTP and recording (the path's ceiling on this machine)
+  const scripted = await asAgent(64, 4, 8, "expert");
   process.stderr.write(
     `bench: agent eval at concurrency 8: ${at8.calls} calls, ${(100 * at8.modelShare).toFixed(0)}% of slot time waiting for the model, first call ${Math.round(at8.firstCallMs)} ms after the start (checkpoint load, slot start)\n`,
   );
@@ -107,5 +113,6 @@ export async function benchAgentEval(): Promise<Record<string, number>> {
     agent_eval_32_episodes_per_s: at32.perSecond,
     agent_eval_32_ratio: at32.perSecond / reference,
     agent_eval_model_share: at8.modelShare,
+    agent_eval_no_model_ratio: scripted.perSecond / reference,
   };
 }
