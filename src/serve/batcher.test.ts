@@ -38,6 +38,16 @@ const turns = async (count: number) => {
   for (let i = 0; i < count; i++) await new Promise((done) => setImmediate(done));
 };
 
+/** Requests b, c and d, each two loop turns after the one before (as a gateway's forwards come). */
+async function spacedRequests(batcher: ReturnType<typeof createActBatcher>) {
+  const pending = [batcher.act([context("b")])];
+  await turns(2);
+  pending.push(batcher.act([context("c")]));
+  await turns(2);
+  pending.push(batcher.act([context("d")]));
+  await Promise.all(pending);
+}
+
 test("requests a few loop turns apart after a busy spell share one act; a lone one waits for nothing", async () => {
   const { policy, batches } = recordingPolicy();
   const batcher = createActBatcher(policy, 64, { gatherMs: 50 });
@@ -46,12 +56,7 @@ test("requests a few loop turns apart after a busy spell share one act; a lone o
   await batcher.act([context("a")]);
   assert.ok(performance.now() - started < 40, "a lone request does not wait the gather window");
   // right after it (the policy was busy a moment ago) three requests arrive two turns apart
-  const pending = [batcher.act([context("b")])];
-  await turns(2);
-  pending.push(batcher.act([context("c")]));
-  await turns(2);
-  pending.push(batcher.act([context("d")]));
-  await Promise.all(pending);
+  await spacedRequests(batcher);
   assert.deepEqual(batches, [["a"], ["b", "c", "d"]]);
 });
 
@@ -59,12 +64,7 @@ test("without the wait (gatherMs 0) the same requests run one act each", async (
   const { policy, batches } = recordingPolicy();
   const batcher = createActBatcher(policy, 64, { gatherMs: 0 });
   await batcher.act([context("a")]);
-  const pending = [batcher.act([context("b")])];
-  await turns(2);
-  pending.push(batcher.act([context("c")]));
-  await turns(2);
-  pending.push(batcher.act([context("d")]));
-  await Promise.all(pending);
+  await spacedRequests(batcher);
   assert.deepEqual(batches, [["a"], ["b"], ["c"], ["d"]]);
 });
 
