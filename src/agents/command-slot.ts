@@ -13,7 +13,14 @@
  * the interpreter's start per episode (~20-40 ms for python3, small beside an episode's calls).
  */
 import { spawn } from "node:child_process";
-import { type AgentSlot, agentFailure, type SlotEpisode, type SlotOutcome, tail } from "./slot.ts";
+import {
+  type AgentSlot,
+  agentFailure,
+  agentProcessEnv,
+  type SlotEpisode,
+  type SlotOutcome,
+  tail,
+} from "./slot.ts";
 
 export interface CommandSlotOptions {
   command: string;
@@ -48,7 +55,7 @@ export function commandSlot(options: CommandSlotOptions): AgentSlot {
           shell: true,
           detached: true,
           stdio: ["pipe", "pipe", "pipe"],
-          env: { ...process.env, ...options.env(episode) },
+          env: agentProcessEnv(options.env(episode)),
         });
         let stdout = "";
         let stderr = "";

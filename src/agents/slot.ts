@@ -55,6 +55,27 @@ export function slotEnvironment(
   };
 }
 
+/**
+ * agentrl's own secrets, never handed to an agent: the upstream's key (an agent holding it could
+ * call the model around the gateway, unrecorded) and the tokens of agentrl's servers.
+ */
+const AGENTRL_SECRETS = [
+  "AGENTRL_API_KEY",
+  "AGENTRL_AGENT_SERVER_TOKEN",
+  "AGENTRL_GATEWAY_TOKEN",
+  "AGENTRL_MCP_TOKEN",
+  "AGENTRL_SERVE_TOKEN",
+  "AGENTRL_UI_TOKEN",
+  "AGENTRL_VERIFY_TOKEN",
+];
+
+/** A slot's whole environment: this process's, less agentrl's secrets, with the slot's on top. */
+export function agentProcessEnv(slotEnv: Record<string, string>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of AGENTRL_SECRETS) delete env[name];
+  return { ...env, ...slotEnv };
+}
+
 export function agentFailure(code: string, message: string): Failure {
   return { class: "agent", code, message };
 }

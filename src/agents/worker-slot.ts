@@ -23,7 +23,14 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { type AgentSlot, agentFailure, type SlotEpisode, type SlotOutcome, tail } from "./slot.ts";
+import {
+  type AgentSlot,
+  agentFailure,
+  agentProcessEnv,
+  type SlotEpisode,
+  type SlotOutcome,
+  tail,
+} from "./slot.ts";
 import type { FromWorker, ToWorker } from "./slot-worker.ts";
 
 export interface WorkerSlotOptions {
@@ -47,7 +54,7 @@ export function workerSlot(options: WorkerSlotOptions): AgentSlot {
   const start = () => {
     const started = new Worker(WORKER_FILE, {
       workerData: { moduleURL: pathToFileURL(resolve(options.path)).href },
-      env: { ...process.env, ...options.env },
+      env: agentProcessEnv(options.env),
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
       stdout: true,
       stderr: true,
