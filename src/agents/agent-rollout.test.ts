@@ -5,12 +5,13 @@
  * ids (finite loss, a gradient, sampler/trainer KL ≈ 0), and no prefix break occurs.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { test } from "node:test";
 import openaiAgent from "../../examples/agents/openai.ts";
 import { parseRlConfig } from "../rl/config.ts";
+import { saveTinyBase, tinyRlConfig } from "../rl/testing.ts";
 import { trainRl } from "../rl/train.ts";
 import { createRunDirectory } from "../store/index.ts";
 import { flattenTrajectory } from "../types/trajectory.ts";
@@ -34,18 +35,15 @@ test("one GRPO step on the episodes of an unmodified agent through the gateway",
     });
     const { directory, store, run } = createRunDirectory({ kind: "rl", root, config, id: "rl" });
     let breaks = -1;
-    const result = await trainRl({
-      config,
-      runDir: directory,
-      store,
-      runId: run.id,
-      rollout: agentRollout({
-        agent: openaiAgent as unknown as AgentFunction,
-        onPrefixBreaks: (count) => {
-          breaks = count;
-        },
-      }),
+    const rollout = agentRollout({
+      agent: openaiAgent as unknown as AgentFunction,
+      onPrefixBreaks: (count) => {
+        breaks = count;
+      },
     });
+    const result = await trainRl({ config, runDir: directory, store, runId: run.id, rollout }).finally(
+      rollout.close,
+    );
     assert.equal(breaks, 0);
     const trajectories = store.trajectories(run.id);
     assert.equal(trajectories.length, 8);
@@ -76,4 +74,43 @@ test("one GRPO step on the episodes of an unmodified agent through the gateway",
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+test("a module agent's slots serve every step: each imports the agent once per run, not per step", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-agent-rl-slots-"));
+  const imports = join(root, "imports.log");
+  const saved = process.env.AGENTRL_TEST_IMPORTS;
+  process.env.AGENTRL_TEST_IMPORTS = imports;
+  t.after(() => {
+    if (saved === undefined) delete process.env.AGENTRL_TEST_IMPORTS;
+    else process.env.AGENTRL_TEST_IMPORTS = saved;
+    rmSync(root, { recursive: true, force: true });
+  });
+  // the module-level-client example, counting its imports (one line per slot start)
+  const module = join(root, "agent.ts");
+  writeFileSync(
+    module,
+    [
+      `import { appendFileSync } from "node:fs";`,
+      `import agent from ${JSON.stringify(resolve("examples/agents/openai-env.ts"))};`,
+      `appendFileSync(process.env.AGENTRL_TEST_IMPORTS as string, "import\\n");`,
+      "export default agent;",
+    ].join("\n"),
+  );
+  const config = tinyRlConfig(await saveTinyBase(4, root), { steps: 3, tasksPerStep: 2, groupSize: 2 });
+  const { directory, store, run } = createRunDirectory({ kind: "rl", root, config, id: "slots" });
+  const rollout = agentRollout({ agent: { kind: "module", path: module, memoryMb: 512 }, concurrency: 2 });
+  await trainRl({ config, runDir: directory, store, runId: run.id, rollout }).finally(rollout.close);
+  const episodes = store.trajectories(run.id);
+  store.close();
+  assert.equal(episodes.length, 12, "3 steps × 2 tasks × 2 episodes");
+  assert.ok(
+    episodes.every((episode) => episode.failure === undefined),
+    "no agent or infra failure",
+  );
+  assert.equal(
+    readFileSync(imports, "utf8"),
+    "import\nimport\n",
+    "two slots, each started once for three steps",
+  );
 });

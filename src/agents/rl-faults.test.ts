@@ -29,16 +29,17 @@ test("train rl --agent under faults: faulted episodes are infra, never trained o
     async () => {
       const { directory, store, run } = createRunDirectory({ kind: "rl", root, config, id: "faulted" });
       let update: RlUpdateBatch | undefined;
+      const rollout = agentRollout({ agent: openaiAgent as unknown as AgentFunction, timeoutMs: 30_000 });
       const result = await trainRl({
         config,
         runDir: directory,
         store,
         runId: run.id,
-        rollout: agentRollout({ agent: openaiAgent as unknown as AgentFunction, timeoutMs: 30_000 }),
+        rollout,
         transformBatch: (batch) => {
           update = batch;
         },
-      });
+      }).finally(rollout.close);
       const stored = store.trajectories(run.id);
       const metric = store.metrics(run.id, INFRA_FAILURES_METRIC)[0]?.value;
       store.close();

@@ -217,7 +217,7 @@ export function registerRl(train: Command): void {
               });
             },
           }),
-      );
+      ).finally(() => rollout?.close()); // the agent's slots, gateway and server live for the whole run
       if (options.json) {
         console.log(JSON.stringify({ run: directory, ...result }, null, 2));
         return;
