@@ -129,3 +129,11 @@ test("seeds: every trained arm and its evaluation at each training seed, reading
   );
   assert.throws(() => parseRecipeConfig({ seeds: 0 }), /seeds/);
 });
+
+test("credit.testN below credit.groupSize fails naming the field (the signal claim would drop the chain tasks)", () => {
+  assert.throws(
+    () => parseRecipeConfig({ credit: { groupSize: 6, testN: 4 } }),
+    /credit\.testN: must be at least credit\.groupSize/,
+  );
+  assert.equal(parseRecipeConfig({ credit: { groupSize: 4, testN: 4 } }).credit.testN, 4);
+});

@@ -149,9 +149,15 @@ const CreditSchema = z
      * of the family, `testN` samples each at the main evaluation's sampling, compared paired over tasks.
      */
     testTasks: count,
+    /** At least `groupSize`: long-chains-less-signal reads the base's groups of that size from these. */
     testN: z.number().int().min(1),
   })
-  .strict();
+  .strict()
+  .refine((credit) => credit.testN >= credit.groupSize, {
+    path: ["testN"],
+    message:
+      "must be at least credit.groupSize: long-chains-less-signal reads the base's groups of that size from the credit test evaluations (a smaller testN left the chain tasks out of it)",
+  });
 
 /**
  * Credit fidelity and gradient variance (no training): groups of rollouts sampled from the strong
@@ -354,7 +360,7 @@ const QUICK: RecipeConfig = {
     evalTasks: 4,
     evalSamples: 2,
     testTasks: 4,
-    testN: 2,
+    testN: 4,
   },
   fidelity: { families: ["lookup", "chain"], tasksPerFamily: 3, groupSize: 4 },
   // two noise rates (not three): pays for the credit runs' final evaluations, so quick stays as fast
