@@ -56,28 +56,60 @@ function comparable(result: { metrics: Record<string, number>; counts: unknown; 
   return { metrics, counts: result.counts, totals: result.totals };
 }
 
-test("agentrl eval killed anywhere, then --resume, stores every episode once: the straight run's", async (t) => {
-  const job = ["--policy", "expert", "--tasks", "30", "--n", "8", "--noise", "0.3", "--batch", "4"];
-  const straight = JSON.parse(
-    (await runCli(registerEval, ["eval", ...job, "--runs", root, "--run-id", "straight", "--json"])).out.join(
-      "\n",
-    ),
-  );
-  const directory = join(root, "killed");
-  const total = 30 * 8;
+/**
+ * The job run straight (its JSON output parsed), then run again SIGKILLed at `kills` seeded points
+ * and resumed (`resumeArgs`, else the same command again) in `directory`; both runs' stored
+ * episodes, the resumed run's parsed output, and the harness's report.
+ */
+async function straightThenKilled(options: {
+  register: Parameters<typeof runCli>[0];
+  straightArgs: string[];
+  straightDirectory: string;
+  killedArgs: string[];
+  resumeArgs?: string[];
+  directory: string;
+  total: number;
+  kills: number;
+  seed: number;
+  delayMs: [number, number];
+}) {
+  const { directory } = options;
+  const straight = JSON.parse((await runCli(options.register, options.straightArgs)).out.join("\n"));
   const report = await killAndResume({
-    args: ["eval", ...job, "--runs", root, "--run-id", "killed", "--json"],
-    resumeArgs: ["eval", "--resume", directory, "--json"],
-    kills: 4,
-    seed: 1,
+    args: options.killedArgs,
+    ...(options.resumeArgs ? { resumeArgs: options.resumeArgs } : {}),
+    kills: options.kills,
+    seed: options.seed,
     progress: () => countRows(runStorePath(directory), "trajectories"),
-    total,
-    delayMs: [0, 20],
+    total: options.total,
+    delayMs: options.delayMs,
     afterKill: () => assert.equal(integrityCheck(runStorePath(directory)), "ok"),
   });
-  const resumed = JSON.parse(report.stdout);
-  const expected = storedEpisodes(join(root, "straight"));
-  const got = storedEpisodes(directory);
+  return {
+    straight,
+    resumed: JSON.parse(report.stdout),
+    expected: storedEpisodes(options.straightDirectory),
+    got: storedEpisodes(directory),
+    report,
+  };
+}
+
+test("agentrl eval killed anywhere, then --resume, stores every episode once: the straight run's", async (t) => {
+  const job = ["--policy", "expert", "--tasks", "30", "--n", "8", "--noise", "0.3", "--batch", "4"];
+  const directory = join(root, "killed");
+  const total = 30 * 8;
+  const { straight, resumed, expected, got, report } = await straightThenKilled({
+    register: registerEval,
+    straightArgs: ["eval", ...job, "--runs", root, "--run-id", "straight", "--json"],
+    straightDirectory: join(root, "straight"),
+    killedArgs: ["eval", ...job, "--runs", root, "--run-id", "killed", "--json"],
+    resumeArgs: ["eval", "--resume", directory, "--json"],
+    directory,
+    total,
+    kills: 4,
+    seed: 1,
+    delayMs: [0, 20],
+  });
   assert.equal(integrityCheck(runStorePath(directory)), "ok");
   assert.equal(got.rows, total, "every episode stored, none twice");
   assert.deepEqual(got, expected);
@@ -90,26 +122,20 @@ test("agentrl eval killed anywhere, then --resume, stores every episode once: th
 test("agentrl eval --agent killed anywhere, then --resume, stores every episode once", async (t) => {
   const agent = resolve("examples/agents/openai.ts");
   const job = ["--agent", agent, "--policy", "expert", "--tasks", "4", "--n", "4", "--concurrency", "2"];
-  const straight = JSON.parse(
-    (
-      await runCli(registerEval, ["eval", ...job, "--runs", root, "--run-id", "agent-straight", "--json"])
-    ).out.join("\n"),
-  );
   const directory = join(root, "agent-killed");
   const total = 4 * 4;
-  const report = await killAndResume({
-    args: ["eval", ...job, "--runs", root, "--run-id", "agent-killed", "--json"],
+  const { straight, resumed, expected, got, report } = await straightThenKilled({
+    register: registerEval,
+    straightArgs: ["eval", ...job, "--runs", root, "--run-id", "agent-straight", "--json"],
+    straightDirectory: join(root, "agent-straight"),
+    killedArgs: ["eval", ...job, "--runs", root, "--run-id", "agent-killed", "--json"],
     resumeArgs: ["eval", "--resume", directory, "--json"],
+    directory,
+    total,
     kills: 2,
     seed: 2,
-    progress: () => countRows(runStorePath(directory), "trajectories"),
-    total,
     delayMs: [0, 50],
-    afterKill: () => assert.equal(integrityCheck(runStorePath(directory)), "ok"),
   });
-  const resumed = JSON.parse(report.stdout);
-  const expected = storedEpisodes(join(root, "agent-straight"));
-  const got = storedEpisodes(directory);
   assert.equal(got.rows, total, "every episode stored, none twice");
   // The gateway names episodes and calls with random ids; everything else is the straight run's.
   const withoutIds = (value: unknown) =>
@@ -128,32 +154,19 @@ test("agentrl eval --agent killed anywhere, then --resume, stores every episode 
 test("agentrl data collect killed anywhere, then run again, collects the straight run's dataset", async (t) => {
   const job = ["--policy", "expert", "--tasks", "60", "--samples", "2", "--noise", "0.3", "--filter", "all"];
   const small = ["--keep-per-task", "2", "--chunk-tasks", "3", "--batch", "4", "--json"];
-  const straight = JSON.parse(
-    (
-      await runCli(registerData, [
-        "data",
-        "collect",
-        ...job,
-        ...small,
-        "--out",
-        join(root, "collect-straight"),
-      ])
-    ).out.join("\n"),
-  );
   const directory = join(root, "collect-killed");
   const total = 60 * 2;
-  const report = await killAndResume({
-    args: ["data", "collect", ...job, ...small, "--out", directory],
+  const { straight, resumed, expected, got, report } = await straightThenKilled({
+    register: registerData,
+    straightArgs: ["data", "collect", ...job, ...small, "--out", join(root, "collect-straight")],
+    straightDirectory: join(root, "collect-straight"),
+    killedArgs: ["data", "collect", ...job, ...small, "--out", directory],
+    directory,
+    total,
     kills: 4,
     seed: 3,
-    progress: () => countRows(runStorePath(directory), "trajectories"),
-    total,
     delayMs: [0, 20],
-    afterKill: () => assert.equal(integrityCheck(runStorePath(directory)), "ok"),
   });
-  const resumed = JSON.parse(report.stdout);
-  const expected = storedEpisodes(join(root, "collect-straight"));
-  const got = storedEpisodes(directory);
   assert.equal(got.rows, total, "every episode stored, none twice");
   assert.deepEqual(got, expected);
   const counts = ({

@@ -23,9 +23,8 @@ import { CHECK_IDS, type CheckId, type DoctorReport } from "../../doctor/types.t
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward/spec.ts";
 import { TASK_FAMILIES } from "../../types/task.ts";
-import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { parseChoice, parseNumber } from "./options.ts";
-import { flagOf, type TaskSourceFlags, taskSourceOf } from "./task-options.ts";
+import { flagOf, type TaskSourceFlags, taskSourceOf, withTaskFileOptions } from "./task-options.ts";
 
 interface DoctorCommandOptions extends TaskSourceFlags {
   policy?: string;
@@ -92,57 +91,50 @@ function printReport(report: DoctorReport, saved: string | null): void {
 }
 
 export function register(program: Command): void {
-  program
-    .command("doctor")
-    .description(
-      "pre-flight before RL: verifier, reward hacking, coverage at group size G, determinism, token exactness, and a verdict (exit status 1 when not ready)",
-    )
-    .option(
-      "--policy <policy>",
-      "the policy you will train: checkpoint directory, scripted name, or openai:<base-url>#<model>",
-    )
-    .option(
-      "--agent <module>",
-      "your agent module (default export async (task, { baseURL, apiKey, model, signal }) => answer), run through a recording gateway in front of --policy",
-    )
-    .option(
-      "--agent-cmd <command>",
-      "your agent as a command in any language (the task as JSON on stdin, the answer on stdout's last line), run through the gateway like --agent",
-    )
-    .option("--split <split>", "train or test worlds", "train")
-    .option(
-      "--tasks <count|file>",
-      "number of world tasks, or a task file (.jsonl, .json, .parquet; needs --verifier)",
-      "32",
-    )
-    .option("--family <family>", `only one family (${TASK_FAMILIES.join(", ")})`)
-    .option("--seed <seed>", "sampling seed", "1")
-    .option("--task-seed <seed>", "seed of the world task selection", "1")
-    .option("--temperature <t>", "sampling temperature (RL samples at 1)", "1")
-    .option("--top-p <p>", "nucleus sampling mass", "1")
-    .option(
-      "--noise <rate>",
-      "total injected tool failure rate, split over error/empty/timeout/corrupted",
-      "0",
-    )
-    .option(
-      "--reward <preset|file>",
-      `reward: a preset (${Object.keys(REWARD_PRESETS).join(", ")}) or a JSON spec file`,
-      "exact-match",
-    )
-    .option("--group-size <G>", "GRPO group size: samples per task for coverage", "8")
-    .option("--target <share>", "share of GRPO groups with signal coverage must reach", "0.3")
-    .option("--max-break-rate <rate>", "token-exactness: largest acceptable prefix-break rate", "0.01")
-    .option("--checks <ids>", `only these checks, comma-separated (${CHECK_IDS.join(", ")})`)
-    .option("--verifier <name>", `answer check of a task file (${VERIFIER_NAMES.join(", ")})`)
-    .option("--code", "task files: offer the sandboxed JavaScript code tool")
-    .option("--python", "task files: offer the sandboxed Python tool")
-    .option(
-      "--mcp-command <cmd>",
-      "task files: offer the tools of an MCP server started by this command (stdio)",
-    )
-    .option("--mcp-url <url>", "task files: offer the tools of an MCP server at this Streamable HTTP URL")
-    .option("--mcp-token <token>", "bearer token for --mcp-url, never stored (default: $AGENTRL_MCP_TOKEN)")
+  withTaskFileOptions(
+    program
+      .command("doctor")
+      .description(
+        "pre-flight before RL: verifier, reward hacking, coverage at group size G, determinism, token exactness, and a verdict (exit status 1 when not ready)",
+      )
+      .option(
+        "--policy <policy>",
+        "the policy you will train: checkpoint directory, scripted name, or openai:<base-url>#<model>",
+      )
+      .option(
+        "--agent <module>",
+        "your agent module (default export async (task, { baseURL, apiKey, model, signal }) => answer), run through a recording gateway in front of --policy",
+      )
+      .option(
+        "--agent-cmd <command>",
+        "your agent as a command in any language (the task as JSON on stdin, the answer on stdout's last line), run through the gateway like --agent",
+      )
+      .option("--split <split>", "train or test worlds", "train")
+      .option(
+        "--tasks <count|file>",
+        "number of world tasks, or a task file (.jsonl, .json, .parquet; needs --verifier)",
+        "32",
+      )
+      .option("--family <family>", `only one family (${TASK_FAMILIES.join(", ")})`)
+      .option("--seed <seed>", "sampling seed", "1")
+      .option("--task-seed <seed>", "seed of the world task selection", "1")
+      .option("--temperature <t>", "sampling temperature (RL samples at 1)", "1")
+      .option("--top-p <p>", "nucleus sampling mass", "1")
+      .option(
+        "--noise <rate>",
+        "total injected tool failure rate, split over error/empty/timeout/corrupted",
+        "0",
+      )
+      .option(
+        "--reward <preset|file>",
+        `reward: a preset (${Object.keys(REWARD_PRESETS).join(", ")}) or a JSON spec file`,
+        "exact-match",
+      )
+      .option("--group-size <G>", "GRPO group size: samples per task for coverage", "8")
+      .option("--target <share>", "share of GRPO groups with signal coverage must reach", "0.3")
+      .option("--max-break-rate <rate>", "token-exactness: largest acceptable prefix-break rate", "0.01")
+      .option("--checks <ids>", `only these checks, comma-separated (${CHECK_IDS.join(", ")})`),
+  )
     .option("--max-turns <n>", "turns per episode (default 14)")
     .option("--max-turn-tokens <n>", "tokens per turn (default 32; 4096 for openai: policies and task files)")
     .option("--max-tokens <n>", "tokens per episode (default 160; 16384 for openai: policies and task files)")

@@ -14,11 +14,10 @@ import {
 import { parseOpenAiSpec } from "../../policy/openai/spec.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { TASK_FAMILIES } from "../../types/task.ts";
-import { VERIFIER_NAMES } from "../../verify/index.ts";
 import { agentRunConfig, evalAgentCommand } from "./eval-agent.ts";
 import { runEvalSession } from "./eval-session.ts";
 import { parseNumber } from "./options.ts";
-import { isTaskCount, type TaskSourceFlags, taskSourceOf } from "./task-options.ts";
+import { isTaskCount, type TaskSourceFlags, taskSourceOf, withTaskFileOptions } from "./task-options.ts";
 
 interface EvalCommandOptions extends TaskSourceFlags {
   policy?: string;
@@ -102,48 +101,37 @@ function budgetsOf(raw: EvalCommandOptions, defaults: EpisodeBudgets): EpisodeBu
 }
 
 export function register(program: Command): void {
-  program
-    .command("eval")
-    .description("sample n episodes per task, store them, and write pass@k curves overall and per family")
-    .option("--policy <policy>", "scripted policy name, checkpoint directory, or openai:<base-url>#<model>")
-    .option("--split <split>", "train or test worlds", "test")
-    .option(
-      "--tasks <count|file>",
-      "number of world tasks, or a task file (.jsonl, .json, .parquet; needs --verifier)",
-      "100",
-    )
-    .option("--n <n>", "samples per task (the largest k)", "64")
-    .option("--family <family>", `only one family (${TASK_FAMILIES.join(", ")})`)
-    .option(
-      "--seed <seed>",
-      "sampling seed (episode seeds derive from it, the task id and the sample index)",
-      "1",
-    )
-    .option(
-      "--task-seed <seed>",
-      "seed of the task selection (keep it equal across models to compare them)",
-      "1",
-    )
-    .option("--temperature <t>", "sampling temperature (the paper's curves: 0.6)", "0.6")
-    .option("--top-p <p>", "nucleus sampling mass (the paper's curves: 0.95)", "0.95")
-    .option(
-      "--noise <rate>",
-      "total tool failure rate, split evenly over error/empty/timeout/corrupted (labelled as injected)",
-      "0",
-    )
-    .option("--verifier <name>", `answer check of a task file (${VERIFIER_NAMES.join(", ")})`)
-    .option("--code", "task files: offer the sandboxed JavaScript code tool")
-    .option("--python", "task files: offer the sandboxed Python tool (Pyodide in a locked-down process)")
-    .option(
-      "--python-wheels <dir>",
-      "--python: a folder of pure-Python wheels installed offline (e.g. sympy)",
-    )
-    .option(
-      "--mcp-command <cmd>",
-      'task files: offer the tools of an MCP server started by this command (stdio), e.g. "npx agentrl mcp serve"',
-    )
-    .option("--mcp-url <url>", "task files: offer the tools of an MCP server at this Streamable HTTP URL")
-    .option("--mcp-token <token>", "bearer token for --mcp-url, never stored (default: $AGENTRL_MCP_TOKEN)")
+  withTaskFileOptions(
+    program
+      .command("eval")
+      .description("sample n episodes per task, store them, and write pass@k curves overall and per family")
+      .option("--policy <policy>", "scripted policy name, checkpoint directory, or openai:<base-url>#<model>")
+      .option("--split <split>", "train or test worlds", "test")
+      .option(
+        "--tasks <count|file>",
+        "number of world tasks, or a task file (.jsonl, .json, .parquet; needs --verifier)",
+        "100",
+      )
+      .option("--n <n>", "samples per task (the largest k)", "64")
+      .option("--family <family>", `only one family (${TASK_FAMILIES.join(", ")})`)
+      .option(
+        "--seed <seed>",
+        "sampling seed (episode seeds derive from it, the task id and the sample index)",
+        "1",
+      )
+      .option(
+        "--task-seed <seed>",
+        "seed of the task selection (keep it equal across models to compare them)",
+        "1",
+      )
+      .option("--temperature <t>", "sampling temperature (the paper's curves: 0.6)", "0.6")
+      .option("--top-p <p>", "nucleus sampling mass (the paper's curves: 0.95)", "0.95")
+      .option(
+        "--noise <rate>",
+        "total tool failure rate, split evenly over error/empty/timeout/corrupted (labelled as injected)",
+        "0",
+      ),
+  )
     .option("--max-turns <n>", "turns per episode (default 14)")
     .option(
       "--max-turn-tokens <n>",

@@ -32,6 +32,24 @@ export interface TaskSourceFlags {
 const WORLD_ONLY = ["split", "family", "taskSeed"] as const;
 const FILE_ONLY = ["verifier", "code", "python", "pythonWheels", "mcpCommand", "mcpUrl", "mcpToken"] as const;
 
+/** Declares the task-file flags (`--verifier` and the tools) on `command`, the same for every command that reads task files. */
+export function withTaskFileOptions(command: Command): Command {
+  return command
+    .option("--verifier <name>", `answer check of a task file (${VERIFIER_NAMES.join(", ")})`)
+    .option("--code", "task files: offer the sandboxed JavaScript code tool")
+    .option("--python", "task files: offer the sandboxed Python tool (Pyodide in a locked-down process)")
+    .option(
+      "--python-wheels <dir>",
+      "--python: a folder of pure-Python wheels installed offline (e.g. sympy)",
+    )
+    .option(
+      "--mcp-command <cmd>",
+      'task files: offer the tools of an MCP server started by this command (stdio), e.g. "npx agentrl mcp serve"',
+    )
+    .option("--mcp-url <url>", "task files: offer the tools of an MCP server at this Streamable HTTP URL")
+    .option("--mcp-token <token>", "bearer token for --mcp-url, never stored (default: $AGENTRL_MCP_TOKEN)");
+}
+
 /** `--max-turn-tokens` from `maxTurnTokens`. */
 export function flagOf(name: string): string {
   return `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
