@@ -5,20 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { recordedCall } from "../gateway/testing.ts";
 import type { GatewayCall } from "../gateway/types.ts";
 import type { Trajectory, Turn } from "../types/trajectory.ts";
 import { verlSequence, withCallIds } from "./agent-server-episode.ts";
 
 function call(seq: number, prompt: number[] | null, sampled: number[] | null, error?: string): GatewayCall {
-  return {
-    episodeId: "e",
-    seq,
-    api: "chat",
-    startedAt: "",
-    latencyMs: 1,
-    stream: false,
-    request: {},
-    response: null,
+  return recordedCall(seq, {
     promptTokenIds: prompt,
     choices: error
       ? []
@@ -32,9 +25,8 @@ function call(seq: number, prompt: number[] | null, sampled: number[] | null, er
             logprobs: sampled ? sampled.map((id) => -id / 100) : null,
           },
         ],
-    usage: null,
     ...(error ? { error } : {}),
-  };
+  });
 }
 
 function turn(index: number, observation: boolean): Turn {

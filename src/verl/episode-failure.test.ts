@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { recordedCall } from "../gateway/testing.ts";
 import type { GatewayCall } from "../gateway/types.ts";
 import { callFailure, FATAL_INFRA_CODES, statusFailure } from "./episode-failure.ts";
 
@@ -8,20 +9,7 @@ function call(
   error: string | undefined,
   response: Record<string, unknown> | null = null,
 ): GatewayCall {
-  return {
-    episodeId: "e",
-    seq,
-    api: "chat",
-    startedAt: "",
-    latencyMs: 1,
-    stream: false,
-    request: {},
-    response,
-    promptTokenIds: null,
-    choices: [],
-    usage: null,
-    ...(error ? { error } : {}),
-  };
+  return recordedCall(seq, { response, ...(error ? { error } : {}) });
 }
 
 test("an upstream's answer is classed by status and vLLM's message", () => {
