@@ -44,6 +44,9 @@ export interface ActBatcherOptions {
   gatherMs?: number;
 }
 
+/** A batch that ended less than this long ago means concurrent clients: the next batch gathers. */
+const RECENT_MS = 50;
+
 /**
  * Why the wait: the policy decodes on this event loop, so while a batch runs nothing else is read;
  * afterwards the requests of concurrent clients come in over a few turns of the loop (the
@@ -53,8 +56,6 @@ export interface ActBatcherOptions {
  * (16 episodes/s); waiting up to 3 ms made the mean batch 3.7-4.4 and the run 31-35 episodes/s
  * (1 ms: 26, 5 ms: 27, 10 ms: 20: longer waits cost more than the larger batches save).
  */
-const RECENT_MS = 50;
-
 export function createActBatcher(
   policy: Policy,
   maxBatch: number,
@@ -66,7 +67,11 @@ export function createActBatcher(
   let scheduled = false;
   let calls = 0;
 
-  const call = async (contexts: readonly PolicyContext[], kept: boolean[]): Promise<PolicyStep[]> => {
+  /** Runs one `act`; afterwards releases `release` (the episode ids no request asked to keep). */
+  const call = async (
+    contexts: readonly PolicyContext[],
+    release: readonly string[],
+  ): Promise<PolicyStep[]> => {
     calls++;
     onCall?.();
     try {
@@ -78,11 +83,14 @@ export function createActBatcher(
       }
       return steps;
     } finally {
-      const released = contexts.filter((_, i) => !kept[i]).map((context) => context.episodeId);
-      if (released.length > 0) policy.release?.(released);
+      if (release.length > 0) policy.release?.(release);
     }
   };
 
+  const releasedBy = (pendings: readonly Pending[]) =>
+    pendings
+      .filter((pending) => !pending.keep)
+      .flatMap((pending) => pending.contexts.map((c) => c.episodeId));
   let gatherSince: number | null = null;
   /** When the last batch ended (null before the first). */
   let lastEnd: number | null = null;
@@ -110,7 +118,7 @@ export function createActBatcher(
     try {
       const steps = await call(
         batch.flatMap((pending) => pending.contexts),
-        batch.flatMap((pending) => pending.contexts.map(() => pending.keep)),
+        releasedBy(batch),
       );
       let offset = 0;
       for (const pending of batch) {
@@ -121,10 +129,7 @@ export function createActBatcher(
       if (batch.length === 1) batch[0].reject(error);
       else {
         for (const pending of batch) {
-          await call(
-            pending.contexts,
-            pending.contexts.map(() => pending.keep),
-          ).then(pending.resolve, pending.reject);
+          await call(pending.contexts, releasedBy([pending])).then(pending.resolve, pending.reject);
         }
       }
     } finally {
