@@ -14,9 +14,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskCount } from "../eval/task-counts.ts";
 import { type PairedDifference, positiveStatus, type Verdict, type VerdictStatus } from "./analysis.ts";
+import type { RecipeConfig } from "./config.ts";
+import { replicaStage, trainingSeeds } from "./pipeline/vocabulary.ts";
+import { isReplicated, recipeStages } from "./pipeline.ts";
 import { REPORT_JSON } from "./recipe.ts";
-import { PASS1_COMPARISONS, pass1Difference, type RecipeReport } from "./report.ts";
-import { completedStageResult } from "./stages.ts";
+import { buildReport, PASS1_COMPARISONS, pass1Difference, type RecipeReport } from "./report.ts";
+import { completedStageResult, type StageResults } from "./stages.ts";
 
 export interface ComparedRun {
   dir: string;
@@ -25,6 +28,8 @@ export interface ComparedRun {
   /** Training seeds of the run (1 for reports before seeds). */
   seeds: number;
   minutes: number;
+  /** The column's heading (default "seed <seed> (<preset>)"). */
+  label?: string;
 }
 
 export interface ComparedClaim {
@@ -40,6 +45,8 @@ export interface ComparedClaim {
 }
 
 export interface RecipeComparison {
+  /** What each column is: a finished run, or one training seed of a run (`seedSplitReports`). */
+  unit: "run" | "training seed";
   runs: ComparedRun[];
   claims: ComparedClaim[];
   /** Config fields (top level) other than the seed on which the runs differ. */
@@ -120,13 +127,24 @@ export function loadRecipeReport(dir: string): RecipeReport {
   return report as RecipeReport;
 }
 
-export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }[]): RecipeComparison {
-  const runs = reports.map(({ dir, report }) => ({
+/** A report to compare: a run's, or one training seed's (`seedSplitReports`, with its column label). */
+export interface ComparedReport {
+  dir: string;
+  report: RecipeReport;
+  label?: string;
+}
+
+export function compareRecipeRuns(
+  reports: ComparedReport[],
+  unit: RecipeComparison["unit"] = "run",
+): RecipeComparison {
+  const runs = reports.map(({ dir, report, label }) => ({
     dir,
     preset: report.preset,
     seed: report.config.seed,
     seeds: report.config.seeds ?? 1,
     minutes: report.stages.reduce((sum, stage) => sum + stage.seconds, 0) / 60,
+    ...(label ? { label } : {}),
   }));
   // the stable id; reports written before ids had none: their experiment and wording stand in
   const keyOf = (verdict: Verdict) => verdict.id ?? `${verdict.experiment}: ${verdict.claim}`;
@@ -184,15 +202,61 @@ export function compareRecipeRuns(reports: { dir: string; report: RecipeReport }
       configs.some((config) => JSON.stringify(config[key]) !== JSON.stringify(configs[0][key])),
   );
   return {
+    unit,
     runs,
     claims,
     configDifferences,
-    pooled: pooledComparisons(
-      reports.map(({ dir }) => dir),
-      reports[0]?.report.config.seed ?? 0,
-      reports[0]?.report.config.margin ?? 0, // reports written before the margin existed: none
-    ),
+    // pooling is over runs that evaluate the same tasks; one run's seeds are already pooled in its report
+    pooled:
+      unit === "run"
+        ? pooledComparisons(
+            reports.map(({ dir }) => dir),
+            reports[0]?.report.config.seed ?? 0,
+            reports[0]?.report.config.margin ?? 0, // reports written before the margin existed: none
+          )
+        : [],
   };
+}
+
+/**
+ * One finished multi-seed run's verdicts at each of its training seeds alone: the report rebuilt
+ * from the folder's stored stage results with only that seed's replicas in place of every
+ * replicated stage (the shared stages, such as the base evaluations, as they are). Each verdict's
+ * interval then covers that seed's test tasks, not the seed: what a single-seed run would have
+ * called, so `compareRecipeRuns(…, "training seed")` shows which calls hold at every seed.
+ */
+export async function seedSplitReports(dir: string): Promise<ComparedReport[]> {
+  const report = loadRecipeReport(dir);
+  const config = report.config;
+  const results: StageResults = {};
+  for (const { name } of recipeStages(config)) {
+    const result = completedStageResult(dir, name);
+    if (result === null)
+      throw new Error(
+        `${dir}: stage ${name} has no completed result (finish the run, then compare its seeds)`,
+      );
+    results[name] = result;
+  }
+  const seeds = trainingSeeds(config);
+  if (seeds.length < 2)
+    throw new Error(`${dir}: a run of one training seed (--seeds ${config.seeds}) has no seeds to split`);
+  return Promise.all(
+    seeds.map(async (seed, r) => {
+      const single: RecipeConfig = { ...config, seed, seeds: 1 };
+      const own: StageResults = { ...results };
+      for (const name of Object.keys(results)) {
+        if (!name.includes("@s") && isReplicated(name, config)) own[name] = results[replicaStage(name, r)];
+      }
+      const built = await buildReport({
+        config: single,
+        results: own,
+        outcomes: [],
+        seconds: 0,
+        machine: report.machine,
+      });
+      return { dir, report: built.report, label: `training seed ${seed} alone` };
+    }),
+  );
 }
 
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
@@ -206,22 +270,30 @@ function cell(verdict: ComparedClaim["verdicts"][number]): string {
 }
 
 /**
- * How the runs call one claim together: called (the same reproduced / not reproduced at every run)
- * or not decided, and why (every run inconclusive, or runs that disagree).
+ * How the runs (or one run's training seeds) call one claim together: called (the same reproduced /
+ * not reproduced at every one) or not, and why (every one inconclusive, or some that disagree).
  */
-export function acrossRuns(claim: ComparedClaim): { decided: boolean; text: string } {
+export function acrossRuns(
+  claim: ComparedClaim,
+  unit: RecipeComparison["unit"] = "run",
+): { decided: boolean; text: string } {
   const statuses = measuredStatuses(claim);
   if (statuses.size === 0) return { decided: false, text: "not measured" };
+  // runs that disagree leave a claim undecided; one run's seeds that disagree say how far its pooled call holds
+  const undecided = unit === "run" ? "cannot decide: " : "";
   const [only] = [...statuses];
   if (statuses.size === 1 && only !== "inconclusive") {
-    return { decided: true, text: `${only} at every run` };
+    return { decided: true, text: `${only} at every ${unit}` };
   }
   if (statuses.size === 1)
-    return { decided: false, text: "cannot decide: inconclusive at every run (too small)" };
+    return {
+      decided: false,
+      text: `${undecided}inconclusive at every ${unit}${unit === "run" ? " (too small)" : ""}`,
+    };
   const parts = (["reproduced", "not reproduced", "inconclusive"] as const)
     .filter((status) => claim.counts[status] > 0)
     .map((status) => `${claim.counts[status]} ${status}`);
-  return { decided: false, text: `cannot decide: the runs disagree (${parts.join(", ")})` };
+  return { decided: false, text: `${undecided}the ${unit}s disagree (${parts.join(", ")})` };
 }
 
 /** The statuses the runs that measured a claim gave it. */
@@ -260,20 +332,21 @@ export function flippedClaims(comparison: RecipeComparison): ComparedClaim[] {
   );
 }
 
-/** The comparison as a Markdown table (one row per claim, one column per run). */
+/** The comparison as a Markdown table (one row per claim, one column per run or training seed). */
 export function comparisonMarkdown(comparison: RecipeComparison): string {
   const n = comparison.runs.length;
+  const { unit } = comparison;
   const header = [
     "id",
     "experiment",
     "claim",
-    ...comparison.runs.map((run) => `seed ${run.seed} (${run.preset})`),
+    ...comparison.runs.map((run) => run.label ?? `seed ${run.seed} (${run.preset})`),
     `reproduced / not / inconclusive of ${n}`,
     "mean estimate [min, max]",
-    "across runs",
+    `across ${unit}s`,
   ];
   const escapePipes = (text: string) => text.replaceAll("|", "\\|");
-  const across = comparison.claims.map(acrossRuns);
+  const across = comparison.claims.map((claim) => acrossRuns(claim, unit));
   const rows = comparison.claims.map((claim, i) => [
     claim.id,
     claim.experiment,
@@ -300,11 +373,13 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
     `Flips between reproduced and not reproduced: ${flipped.length}${flipped.length > 0 ? ` (${flipped.map((claim) => claim.id).join(", ")})` : ""}.`,
     "",
     undecided.length === 0
-      ? `Every claim is called the same way at all ${n} runs.`
-      : `The lab cannot decide ${undecided.length} of ${comparison.claims.length} claims at this size: ${undecided.map(({ claim, why }) => `${escapePipes(claim.claim)} (${why})`).join("; ")}. ${whyUndecided(
-          undecided.map(({ claim }) => claim),
-          pooled.length > 0,
-        )}`,
+      ? `Every claim is called the same way at all ${n} ${unit}s.`
+      : unit === "training seed"
+        ? `${undecided.length} of ${comparison.claims.length} claims are not called the same way at every training seed: ${undecided.map(({ claim, why }) => `${claim.id}: ${why}`).join("; ")}. Each column is the run's report rebuilt from one training seed's stages alone, so its interval covers that seed's test tasks and not the seed; the run's own verdicts pool the seeds (the two-level bootstrap of its report).`
+        : `The lab cannot decide ${undecided.length} of ${comparison.claims.length} claims at this size: ${undecided.map(({ claim, why }) => `${escapePipes(claim.claim)} (${why})`).join("; ")}. ${whyUndecided(
+            undecided.map(({ claim }) => claim),
+            pooled.length > 0,
+          )}`,
     "",
     ...(pooled.length > 0
       ? [
@@ -331,7 +406,9 @@ export function comparisonMarkdown(comparison: RecipeComparison): string {
           "",
         ]
       : []),
-    `Runs: ${comparison.runs.map((run) => `${run.dir} (seed ${run.seed}${run.seeds > 1 ? `, training seeds ${run.seed}-${run.seed + run.seeds - 1}` : ""}, ${run.minutes.toFixed(1)} min of stage compute)`).join("; ")}. Each interval is its own run's 95% bootstrap (over its training seeds, then tasks, for runs of several seeds; over tasks otherwise); the mean-estimate column is the plain mean and range of the runs' estimates, not a pooled interval.`,
+    unit === "training seed"
+      ? `Training seeds ${comparison.runs.map((run) => run.seed).join(", ")} of ${comparison.runs[0]?.dir} (${comparison.runs[0]?.preset} preset). Each interval is one seed's 95% bootstrap over its test tasks; the mean-estimate column is the plain mean and range of the seeds' estimates, not an interval.`
+      : `Runs: ${comparison.runs.map((run) => `${run.dir} (seed ${run.seed}${run.seeds > 1 ? `, training seeds ${run.seed}-${run.seed + run.seeds - 1}` : ""}, ${run.minutes.toFixed(1)} min of stage compute)`).join("; ")}. Each interval is its own run's 95% bootstrap (over its training seeds, then tasks, for runs of several seeds; over tasks otherwise); the mean-estimate column is the plain mean and range of the runs' estimates, not a pooled interval.`,
     "",
   ].join("\n");
 }

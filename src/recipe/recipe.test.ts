@@ -16,6 +16,7 @@ import { pathToFileURL } from "node:url";
 import * as recipeCommand from "../cli/commands/recipe.ts";
 import { runCli } from "../cli/testing.ts";
 import { VERDICT_STATUSES } from "./analysis.ts";
+import type { RecipeComparison } from "./compare.ts";
 import type { RecipeReport } from "./report.ts";
 
 const CHROMIUM = process.env.AGENTRL_CHROMIUM ?? "/usr/bin/chromium";
@@ -86,6 +87,50 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
     "every stage cached on the second run",
   );
   assert.deepEqual(again.verdicts, report.verdicts, "the same stored results give the same verdicts");
+});
+
+test("recipe compare --by-seed: each column is the run's verdicts rebuilt from that training seed's stages alone", async () => {
+  const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as RecipeReport;
+  const { out: printed } = await runCli(recipeCommand.register, [
+    "recipe",
+    "compare",
+    "--by-seed",
+    out,
+    "--json",
+  ]);
+  const comparison = JSON.parse(printed.join("\n")) as RecipeComparison;
+  assert.equal(comparison.unit, "training seed");
+  assert.deepEqual(
+    comparison.runs.map((run) => run.seed),
+    [report.config.seed, report.config.seed + 1],
+  );
+  // a seed's own estimate is what the pooled report lists for that seed; at least one claim differs
+  // between the seeds, so a split that read the first seed's stages twice would fail here
+  let compared = 0;
+  let differing = 0;
+  for (const verdict of report.verdicts) {
+    const claim = comparison.claims.find((c) => c.id === verdict.id);
+    assert.ok(claim, verdict.id);
+    verdict.seeds.forEach((estimate, r) => {
+      const mean = claim.verdicts[r]?.difference?.mean;
+      if (estimate === null || mean === undefined) return;
+      assert.ok(Math.abs(mean - estimate) < 1e-9, `${verdict.id} at seed ${r + 1}: ${mean} vs ${estimate}`);
+      compared++;
+    });
+    if (verdict.seeds[0] !== null && verdict.seeds[0] !== verdict.seeds[1]) differing++;
+  }
+  assert.ok(
+    compared >= 10 && differing > 0,
+    `${compared} estimates compared, ${differing} claims differ by seed`,
+  );
+  // compare's --out is its own (the recipe's --out of the same name once took it)
+  const table = join(folder, "by-seed.md");
+  await runCli(recipeCommand.register, ["recipe", "compare", "--by-seed", out, "--out", table]);
+  assert.match(readFileSync(table, "utf8"), /\| training seed \d+ alone \| training seed \d+ alone \|/);
+  await assert.rejects(
+    runCli(recipeCommand.register, ["recipe", "compare", "--by-seed", out, out]),
+    /give one run folder, got 2/,
+  );
 });
 
 test("the report renders in headless Chromium with every section and drawn plots, without errors", async () => {

@@ -17,7 +17,12 @@
  */
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { compareRecipeRuns, comparisonMarkdown, loadRecipeReport } from "../../recipe/compare.ts";
+import {
+  compareRecipeRuns,
+  comparisonMarkdown,
+  loadRecipeReport,
+  seedSplitReports,
+} from "../../recipe/compare.ts";
 import { loadRecipeConfigFile, parseRecipeConfig, type RecipePreset } from "../../recipe/config.ts";
 import { clearRecipeOutput } from "../../recipe/output-folder.ts";
 import { type RunRecipeOptions, recipeStagesFor, runRecipe, runRecipeStages } from "../../recipe/recipe.ts";
@@ -153,10 +158,21 @@ export function register(program: Command): void {
       "the verdicts of several finished recipe runs (e.g. seeds) side by side, as a Markdown table",
     )
     .argument("<dirs...>", "--out folders of finished agentrl recipe runs")
+    .option(
+      "--by-seed",
+      "one run of several training seeds: its verdicts at each seed alone (rebuilt from its stages), side by side",
+    )
     .option("--out <file>", "also write the table to this Markdown file")
     .option("--json", "print the comparison as JSON")
-    .action((dirs: string[], options: { out?: string; json?: boolean }) => {
-      const comparison = compareRecipeRuns(dirs.map((dir) => ({ dir, report: loadRecipeReport(dir) })));
+    .action(async (dirs: string[], _: unknown, command: Command) => {
+      // The recipe command's own --out and --json parse first and take those flags wherever they
+      // stand (`compare --json` printed Markdown): read them with the parent's.
+      const options = command.optsWithGlobals<{ out?: string; json?: boolean; bySeed?: boolean }>();
+      if (options.bySeed && dirs.length !== 1)
+        throw new Error(`recipe compare --by-seed: give one run folder, got ${dirs.length}`);
+      const comparison = options.bySeed
+        ? compareRecipeRuns(await seedSplitReports(dirs[0]), "training seed")
+        : compareRecipeRuns(dirs.map((dir) => ({ dir, report: loadRecipeReport(dir) })));
       const markdown = comparisonMarkdown(comparison);
       if (options.out) writeFileSync(options.out, markdown);
       console.log(options.json ? JSON.stringify(comparison, null, 2) : markdown);
