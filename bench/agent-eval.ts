@@ -1,10 +1,11 @@
 /**
  * `eval --agent` against the in-process `eval` of the same model and tasks, in one run: 64
- * test-world tasks x n = 4 (256 episodes: 16 x 4 was mostly the slots' start at 32) of models/base-strong, the paper's sampling (temperature 0.6, top-p
- * 0.95), 32 tokens a turn. In process: `evaluate` (the episode loop, batch 64). As an agent:
- * `evaluateAgent` with examples/agents/openai-env.ts (a module-level `new OpenAI()` from the
- * environment) in worker slots at the default concurrency of 8, and again at 32, through the
- * gateway in front of the same checkpoint served in process.
+ * test-world tasks x n = 4 (256 episodes: 16 x 4 was mostly the slots' start at 32) of
+ * models/base-strong, the paper's sampling (temperature 0.6, top-p 0.95), 32 tokens a turn. In
+ * process: `evaluate` (the episode loop, batch 64). As an agent: `evaluateAgent` with
+ * examples/agents/openai-env.ts (a module-level `new OpenAI()` from the environment) in worker
+ * slots at the default concurrency of 8, and again at 32, through the gateway in front of the
+ * same checkpoint served in process.
  *
  * - `agent_eval_episodes_per_s`, `agent_eval_32_episodes_per_s`: the agent's episodes/s at 8 and 32.
  * - `agent_eval_ratio`, `agent_eval_32_ratio`: those over the in-process `eval`'s (goal: >= 0.5).

@@ -57,22 +57,14 @@ export function slotEnvironment(
 
 /**
  * agentrl's own secrets, never handed to an agent: the upstream's key (an agent holding it could
- * call the model around the gateway, unrecorded) and the tokens of agentrl's servers.
+ * call the model around the gateway, unrecorded) and the bearer token of every agentrl server
+ * (`AGENTRL_<SERVER>_TOKEN`, each server's `tokenEnv`), present and future.
  */
-const AGENTRL_SECRETS = [
-  "AGENTRL_API_KEY",
-  "AGENTRL_AGENT_SERVER_TOKEN",
-  "AGENTRL_GATEWAY_TOKEN",
-  "AGENTRL_MCP_TOKEN",
-  "AGENTRL_SERVE_TOKEN",
-  "AGENTRL_UI_TOKEN",
-  "AGENTRL_VERIFY_TOKEN",
-];
+const AGENTRL_SECRET = /^AGENTRL_(API_KEY|[A-Z_]+_TOKEN)$/;
 
 /** A slot's whole environment: this process's, less agentrl's secrets, with the slot's on top. */
 export function agentProcessEnv(slotEnv: Record<string, string>): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const name of AGENTRL_SECRETS) delete env[name];
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !AGENTRL_SECRET.test(name)));
   return { ...env, ...slotEnv };
 }
 

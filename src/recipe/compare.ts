@@ -228,6 +228,9 @@ export function compareRecipeRuns(
 export async function seedSplitReports(dir: string): Promise<ComparedReport[]> {
   const report = loadRecipeReport(dir);
   const config = report.config;
+  const seeds = trainingSeeds(config);
+  if (seeds.length < 2)
+    throw new Error(`${dir}: a run of one training seed (--seeds ${config.seeds}) has no seeds to split`);
   const results: StageResults = {};
   for (const { name } of recipeStages(config)) {
     const result = completedStageResult(dir, name);
@@ -237,9 +240,6 @@ export async function seedSplitReports(dir: string): Promise<ComparedReport[]> {
       );
     results[name] = result;
   }
-  const seeds = trainingSeeds(config);
-  if (seeds.length < 2)
-    throw new Error(`${dir}: a run of one training seed (--seeds ${config.seeds}) has no seeds to split`);
   return Promise.all(
     seeds.map(async (seed, r) => {
       const single: RecipeConfig = { ...config, seed, seeds: 1 };

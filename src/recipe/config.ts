@@ -7,11 +7,11 @@
  *   quick    a smoke run: every stage runs, at one seed, far too small to separate most curves
  *            (the report says so where it is the case); what the test suite runs (at
  *            `--seeds 2`, to cover the seeds' stages).
- *   default  what `npm start` runs: every trained arm at 3 training seeds, about 7 min on 2
- *            cores (the goal was 6; docs/recipe.md): the credit runs need 8 steps of 6 × 6 rollouts to call
- *            MT-GRPO − GRPO (6 steps, groups of 4 or 4 tasks a step left it inconclusive or not
- *            reproduced), and their test set 96 chains × 6 to call GiGPO and MT-PPO; SFT went to 12
- *            steps and noise RL to 4 to pay for it. Each difference is called either way (paired
+ *   default  what `npm start` runs: every trained arm at 3 training seeds, over the 6-minute
+ *            goal on 2 cores: the credit runs need 8 steps of 6 × 6 rollouts to call MT-GRPO −
+ *            GRPO (6 steps, groups of 4 or 4 tasks a step left it inconclusive or not reproduced),
+ *            and their test set 96 chains × 6 to call GiGPO and MT-PPO; SFT went to 12 steps and
+ *            noise RL to 4 to pay for it. Each difference is called either way (paired
  *            evaluations, the margin, the two-level interval over seeds and tasks).
  *   full     the same experiments with larger evaluations and longer training.
  * Measured durations have one home, docs/recipe.md.
