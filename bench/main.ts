@@ -1,25 +1,14 @@
 /**
- * `npm run bench [-- --json] [-- --only env,engine] [-- --rounds 3]`: throughput figures with stable
+ * `npm run bench [-- --json] [-- --only env,engine] [-- --rounds 3]` (`-- --help` lists the suites): throughput figures with stable
  * JSON keys (`--rounds`: PyTorch anchor runs the engine's ratios are the median over).
  * Speed is reported as ratios against a reference measured in the same run where one exists (the
  * PyTorch anchor for the engine); absolute figures depend on the machine.
  */
-import { parseArgs } from "node:util";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { benchEnv } from "./env.ts";
 
-const { values } = parseArgs({
-  options: {
-    json: { type: "boolean", default: false },
-    only: { type: "string" },
-    rounds: { type: "string", default: "3" },
-  },
-});
-const rounds = Number(values.rounds);
-if (!Number.isInteger(rounds) || rounds < 1) {
-  console.error(`bench: --rounds must be a positive integer, got "${values.rounds}"`);
-  process.exit(2);
-}
 const figures: Record<string, number | null> = {};
+let rounds = 3;
 const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   env: benchEnv,
   engine: async () => (await import("./engine.ts")).benchEngine({ rounds }),
@@ -32,13 +21,53 @@ const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   soak: async () => (await import("./soak.ts")).benchSoak(),
   "agent-eval": async () => (await import("./agent-eval.ts")).benchAgentEval(),
 };
-const selected = values.only ? values.only.split(",") : Object.keys(suites);
-for (const name of selected) {
-  if (!suites[name]) {
-    console.error(`bench: unknown suite "${name}"; valid: ${Object.keys(suites).join(", ")}`);
-    process.exit(2);
-  }
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`must be a positive integer, got "${value}"`);
+  return n;
 }
+
+function suiteList(value: string): string[] {
+  const names = value.split(",");
+  const unknown = names.filter((name) => !suites[name]);
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(
+      `unknown suite "${unknown.join(", ")}"; valid: ${Object.keys(suites).join(", ")}`,
+    );
+  }
+  return names;
+}
+
+// The same command-line library as `agentrl`: --help, and a bad flag or value as one line with
+// exit code 2 (node:util's parseArgs threw a stack trace at `--help`).
+const program = new Command()
+  .name("npm run bench --")
+  .description(
+    "Throughput figures with stable JSON keys; speed as ratios against a reference measured in the same run.",
+  )
+  .addOption(new Option("--json", "print the figures as one JSON object").default(false))
+  .addOption(
+    new Option(
+      "--only <suites>",
+      `comma-separated suites to run: ${Object.keys(suites).join(", ")}`,
+    ).argParser(suiteList),
+  )
+  .addOption(
+    new Option("--rounds <n>", "PyTorch anchor runs the engine's ratios are the median over")
+      .default(3)
+      .argParser(positiveInteger),
+  )
+  .allowExcessArguments(false)
+  .configureOutput({ outputError: (message, write) => write(message.replace(/^error: /, "bench: ")) })
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  });
+program.parse();
+const values = program.opts<{ json: boolean; only?: string[]; rounds: number }>();
+rounds = values.rounds;
+const selected = values.only ?? Object.keys(suites);
 for (const name of selected) {
   if (!values.json) process.stderr.write(`bench: ${name}…\n`);
   Object.assign(figures, await suites[name]());
