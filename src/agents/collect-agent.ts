@@ -4,7 +4,10 @@
  * `filter`, `select` and `export` read like any collected one. It is `collectDataset`
  * (src/data/collect.ts) with the agent in place of the episode loop: the same tasks (train worlds,
  * template shares), episode seeds and ids (`<task>#<sample>`), filter, per-task quota, chunked
- * storage (a crash loses at most one chunk), provenance and counts. What differs: the agent runs its
+ * storage (a crash loses at most one chunk), provenance and counts, and the resume: run again with
+ * the same `out` and settings, it continues after the last committed chunk (an episode in flight at
+ * the kill runs again under a fresh gateway episode id; its earlier calls stay in the state under
+ * the old id, referenced by no trajectory). What differs: the agent runs its
  * own tools, so no tool noise is injected (`noise: 0`); the trajectories are gateway trajectories
  * (exact token ids when the upstream returns them), with every call kept in the run's state under
  * `gateway/calls/<episode>/<seq>`; and the episodes run `concurrency` at a time, each under a
@@ -12,14 +15,16 @@
  */
 import { hashString, mixSeeds } from "../core/random.ts";
 import {
+  COLLECT_PROGRESS_STATE_KEY,
   type CollectCounts,
   type CollectDatasetResult,
   type CollectOptions,
+  type CollectProgress,
   emptyCollectCounts,
   keepPassing,
+  openCollection,
   sampleQuota,
 } from "../data/collect.ts";
-import { createDatasetDirectory } from "../data/dataset.ts";
 import { formatFilter, parseFilter } from "../data/filter.ts";
 import { type DatasetTaskOptions, datasetTasks } from "../data/tasks.ts";
 import type { ResolveUpstreamOptions } from "../gateway/resolve-upstream.ts";
@@ -53,7 +58,10 @@ export interface CollectAgentDatasetOptions extends AgentSourceOptions {
   retries?: number;
   /** Tasks per chunk (default 256). */
   chunkTasks?: number;
-  /** Dataset directory to create (`runs/<id>`); default `<runsRoot>/dataset-<date>`. */
+  /**
+   * Dataset directory (`runs/<id>`); default a new `<runsRoot>/dataset-<date>`. An existing one
+   * that an interrupted collection with the same settings left is continued.
+   */
   out?: string;
   runsRoot?: string;
   parentId?: string;
@@ -62,8 +70,20 @@ export interface CollectAgentDatasetOptions extends AgentSourceOptions {
 }
 
 export interface CollectAgentDatasetResult extends CollectDatasetResult {
-  /** Gateway totals over every episode run (kept or not). */
-  gateway: { calls: number; failedCalls: number; prefixBreaks: number };
+  /** Gateway totals over every episode run (kept or not) of the committed chunks. */
+  gateway: GatewayTotals;
+}
+
+/** A type, not an interface: `printCollect` reads it as a record of numbers. */
+type GatewayTotals = {
+  calls: number;
+  failedCalls: number;
+  prefixBreaks: number;
+};
+
+/** The progress committed with each chunk: `collectDataset`'s, with the gateway totals so far. */
+interface AgentCollectProgress extends CollectProgress {
+  gateway: GatewayTotals;
 }
 
 export async function collectAgentDataset(
@@ -98,16 +118,35 @@ export async function collectAgentDataset(
     maxKeptPerTask: maxKept,
     budgets: { maxTurnTokens },
   };
-  const { directory, store, run } = createDatasetDirectory({
-    source: "collect",
+  const { directory, store, run } = openCollection({
     out: options.out,
     runsRoot: options.runsRoot,
     config: provenance,
     parentId: options.parentId,
   });
-  const counts: CollectCounts = emptyCollectCounts(tasks.length);
+  const result = (counts: CollectCounts, gateway: GatewayTotals): CollectAgentDatasetResult => ({
+    directory,
+    runId: run.id,
+    provenance: { source: "collect", ...provenance },
+    ...counts,
+    gateway,
+  });
+  if (run.status === "completed") {
+    store.close();
+    const { gateway, ...counts } = run.summary as unknown as CollectCounts & { gateway: GatewayTotals };
+    return result(counts, gateway);
+  }
+  const done = store.getState<AgentCollectProgress>(run.id, COLLECT_PROGRESS_STATE_KEY);
+  const counts: CollectCounts = structuredClone(done?.counts ?? emptyCollectCounts(tasks.length));
+  const before: GatewayTotals = done?.gateway ?? { calls: 0, failedCalls: 0, prefixBreaks: 0 };
   let prefixBreaks = 0;
   let runner: AgentRunner | null = null;
+  // This process's gateway counts added to those of the chunks committed before a resume.
+  const gatewayTotals = (): GatewayTotals => ({
+    calls: before.calls + (runner?.gateway.stats.calls ?? 0),
+    failedCalls: before.failedCalls + (runner?.gateway.stats.failedCalls ?? 0),
+    prefixBreaks: before.prefixBreaks + prefixBreaks,
+  });
   try {
     runner = await openAgentRunner({
       agent: agentSource,
@@ -126,7 +165,7 @@ export async function collectAgentDataset(
     });
     const total = tasks.length * samples;
     const chunk = Math.max(1, options.chunkTasks ?? 256);
-    for (let start = 0; start < tasks.length; start += chunk) {
+    for (let start = done?.tasksDone ?? 0; start < tasks.length; start += chunk) {
       const chunkTasks = tasks.slice(start, start + chunk);
       const items: AgentEpisodeItem[] = chunkTasks.flatMap((task) =>
         Array.from({ length: samples }, (_, sample) => ({
@@ -158,22 +197,22 @@ export async function collectAgentDataset(
           return false;
         }),
       );
-      store.addTrajectories(run.id, keepPassing(samplesOfModel, filter, maxKept, counts));
+      const kept = keepPassing(samplesOfModel, filter, maxKept, counts);
+      // The chunk's kept episodes and the progress after it, together: a kill keeps both or neither.
+      const progress: AgentCollectProgress = {
+        tasksDone: Math.min(tasks.length, start + chunk),
+        counts,
+        gateway: gatewayTotals(),
+      };
+      store.transaction(() => {
+        store.addTrajectories(run.id, kept);
+        store.setState(run.id, COLLECT_PROGRESS_STATE_KEY, progress);
+      });
       options.onProgress?.({ episodes: counts.episodes, total, kept: counts.kept });
     }
-    const gateway = {
-      calls: runner.gateway.stats.calls,
-      failedCalls: runner.gateway.stats.failedCalls,
-      prefixBreaks,
-    };
+    const gateway = gatewayTotals();
     store.finishRun(run.id, "completed", { ...counts, gateway });
-    return {
-      directory,
-      runId: run.id,
-      provenance: { source: "collect", ...provenance },
-      ...counts,
-      gateway,
-    };
+    return result(counts, gateway);
   } catch (error) {
     finishRunAfterError(store, run.id, error, options.signal);
     throw error;

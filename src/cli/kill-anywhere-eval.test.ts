@@ -48,6 +48,15 @@ function withoutTimings(value: unknown): unknown {
   );
 }
 
+/** The gateway names episodes and calls with random ids; everything else is the straight run's. */
+function withoutGatewayIds(value: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(value)
+      .replace(/ep-[0-9a-f]{16}/g, "ep-*")
+      .replace(/call_[0-9a-f]{24}/g, "call_*"),
+  );
+}
+
 /** The eval's results; `gateway/*` counts the calls of one process, so a resumed run has fewer. */
 function comparable(result: { metrics: Record<string, number>; counts: unknown; totals: unknown }) {
   const metrics = Object.fromEntries(
@@ -137,14 +146,7 @@ test("agentrl eval --agent killed anywhere, then --resume, stores every episode 
     delayMs: [0, 50],
   });
   assert.equal(got.rows, total, "every episode stored, none twice");
-  // The gateway names episodes and calls with random ids; everything else is the straight run's.
-  const withoutIds = (value: unknown) =>
-    JSON.parse(
-      JSON.stringify(value)
-        .replace(/ep-[0-9a-f]{16}/g, "ep-*")
-        .replace(/call_[0-9a-f]{24}/g, "call_*"),
-    );
-  assert.deepEqual(withoutIds(got), withoutIds(expected));
+  assert.deepEqual(withoutGatewayIds(got), withoutGatewayIds(expected));
   assert.deepEqual(comparable(resumed), comparable(straight));
   t.diagnostic(
     `eval --agent: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
@@ -187,6 +189,34 @@ test("agentrl data collect killed anywhere, then run again, collects the straigh
   assert.deepEqual(counts(resumed), counts(straight));
   t.diagnostic(
     `data collect: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
+  );
+});
+
+test("agentrl data collect --agent killed anywhere, then run again, collects the straight run's dataset", async (t) => {
+  const agent = resolve("examples/agents/openai.ts");
+  const job = ["--agent", agent, "--policy", "expert", "--tasks", "8", "--samples", "2", "--filter", "all"];
+  const small = ["--keep-per-task", "2", "--chunk-tasks", "2", "--concurrency", "2", "--json"];
+  const directory = join(root, "collect-agent-killed");
+  const total = 8 * 2;
+  const { straight, resumed, expected, got, report } = await straightThenKilled({
+    register: registerData,
+    straightArgs: ["data", "collect", ...job, ...small, "--out", join(root, "collect-agent-straight")],
+    straightDirectory: join(root, "collect-agent-straight"),
+    killedArgs: ["data", "collect", ...job, ...small, "--out", directory],
+    directory,
+    total,
+    kills: 2,
+    seed: 4,
+    delayMs: [0, 50],
+  });
+  assert.equal(got.rows, total, "every episode stored, none twice");
+  assert.deepEqual(withoutGatewayIds(got), withoutGatewayIds(expected));
+  // Counts and gateway totals are committed with each chunk: the resumed run reports the straight one's.
+  const { directory: _a, runId: _b, ...resumedCounts } = resumed;
+  const { directory: _c, runId: _d, ...straightCounts } = straight;
+  assert.deepEqual(resumedCounts, straightCounts);
+  t.diagnostic(
+    `data collect --agent: ${report.tried} kill points tried, ${report.landed} landed (at ${report.progressAtKill.join(", ")} episodes), ${total - got.rows} episodes lost`,
   );
 });
 

@@ -253,15 +253,12 @@ export async function collectDataset(options: CollectDatasetOptions): Promise<Co
     maxKeptPerTask: options.maxKeptPerTask ?? 1,
     ...(options.budgets ? { budgets: options.budgets } : {}),
   };
-  const { directory, store, run } =
-    (options.out && reopenCollection(options.out, { source: "collect", ...provenance })) ||
-    createDatasetDirectory({
-      source: "collect",
-      out: options.out,
-      runsRoot: options.runsRoot,
-      config: provenance,
-      parentId: options.parentId,
-    });
+  const { directory, store, run } = openCollection({
+    out: options.out,
+    runsRoot: options.runsRoot,
+    config: provenance,
+    parentId: options.parentId,
+  });
   if (run.status === "completed") {
     store.close();
     await policy.close?.();
@@ -307,6 +304,29 @@ export async function collectDataset(options: CollectDatasetOptions): Promise<Co
     store.close();
     await policy.close?.();
   }
+}
+
+/**
+ * A collection's dataset directory: `out` reopened when an earlier collection with the same
+ * settings (`config`, the provenance) left it there, or a new one. Both `collectDataset` and
+ * `data collect --agent` (src/agents/collect-agent.ts) continue from it.
+ */
+export function openCollection(options: {
+  out?: string;
+  runsRoot?: string;
+  config: Record<string, unknown>;
+  parentId?: string;
+}): CreatedRunDirectory {
+  return (
+    (options.out && reopenCollection(options.out, { source: "collect", ...options.config })) ||
+    createDatasetDirectory({
+      source: "collect",
+      out: options.out,
+      runsRoot: options.runsRoot,
+      config: options.config,
+      parentId: options.parentId,
+    })
+  );
 }
 
 /**

@@ -128,13 +128,21 @@ export function register(program: Command): void {
       parseFilter(options.filter);
       const samples = parseNumber("--samples", options.samples, { integer: true, min: 1 });
       const progress = createProgress("collect", tasks.count * samples, { quiet: Boolean(options.json) });
+      // Ctrl-C or SIGTERM: the run is marked interrupted; the same command continues it.
       if (options.agent || options.agentCmd) {
-        const result = await collectAgentCommand(options, command, tasks, samples, progress);
+        const interrupt = interruptOnSigint();
+        const result = await collectAgentCommand(
+          options,
+          command,
+          tasks,
+          samples,
+          progress,
+          interrupt.signal,
+        ).finally(() => interrupt.dispose());
         progress.stop();
         printCollect(result, Boolean(options.json));
         return;
       }
-      // Ctrl-C or SIGTERM: the run is marked interrupted; the same command continues it.
       const interrupt = interruptOnSigint();
       const result = await collectDataset({
         signal: interrupt.signal,
@@ -355,6 +363,7 @@ async function collectAgentCommand(
   tasks: DatasetTaskOptions,
   samples: number,
   progress: ReturnType<typeof createProgress>,
+  signal: AbortSignal,
 ) {
   if (command.getOptionValueSource("policy") !== "cli")
     throw new Error(
@@ -383,9 +392,11 @@ async function collectAgentCommand(
     concurrency: parseNumber("--concurrency", options.concurrency, { integer: true, min: 1 }),
     timeoutMs: parseNumber("--agent-timeout", options.agentTimeout, { min: 0.001 }) * 1000,
     retries: parseNumber("--agent-retries", options.agentRetries, { integer: true, min: 0 }),
+    chunkTasks: parseNumber("--chunk-tasks", options.chunkTasks, { integer: true, min: 1 }),
     out: options.out,
     runsRoot: options.runs,
     onProgress: (p) => progress.update(p.episodes, { kept: p.kept }),
+    signal,
   });
 }
 
