@@ -13,8 +13,9 @@ import { z } from "zod";
 // Outside this repository: import { worldTools } from "agentrl";
 import { worldTools } from "../../src/agents/public.ts";
 
-// This repository's `openai` (6.x) is older than the one @openai/agents brings (7.x): the client
-// works with it, only its type differs. With matching versions, no cast.
+// @openai/agents 0.15 and later bring their own `openai` 7.x (this repository pins 0.14, which
+// shares its `openai` 6.x: 7.x needs Node 22): the client works with either, only its type
+// differs, hence the cast.
 setDefaultOpenAIClient(
   new OpenAI({ maxRetries: 0 }) as unknown as Parameters<typeof setDefaultOpenAIClient>[0],
 );
