@@ -18,8 +18,8 @@
  *   denominators, RL groups and SFT data, and is counted.
  * - Infra failures end the episode too, as `policy-error` with `failure` infra: a tool result whose
  *   machinery broke (`toolResult.failure.class === "infra"`: a sandbox died), or a verifier that
- *   threw or timed out (the answer stays, `correct` false, `outcomeReward` null: never scored as
- *   wrong). A verifier's `ClassifiedError` keeps its own class.
+ *   threw or gave no verdict within `verifierTimeoutMs` (the answer stays, `correct` false,
+ *   `outcomeReward` null: never scored as wrong). A verifier's `ClassifiedError` keeps its own class.
  * - Budgets: at most `maxTurns` turns and `maxTokens` generated tokens per episode; a turn cut by
  *   the token budget without a complete action ends the episode with `max-tokens`.
  * - Tool failures are data: the tool result (with its status and `injected` label) goes into the
@@ -33,7 +33,7 @@ import type { Policy, PolicyContext, PolicyStep, ToolSpec } from "../types/polic
 import type { Task } from "../types/task.ts";
 import type { AnyTool, ToolResult } from "../types/tool.ts";
 import type { Action, EndReason, Trajectory, Turn } from "../types/trajectory.ts";
-import { judgeAnswer } from "./judge-answer.ts";
+import { DEFAULT_VERIFIER_TIMEOUT_MS, judgeAnswer, type VerifyContext } from "./judge-answer.ts";
 import { parseChatAction, parseTextAction } from "./parse-action.ts";
 import { renderObservation, renderPrompt } from "./protocol.ts";
 
@@ -55,6 +55,8 @@ export interface EpisodeBudgets {
   maxTurnTokens: number;
   maxFormatErrors: number;
   toolTimeoutMs: number;
+  /** Milliseconds a verifier may take to judge a final answer; past it the episode is infra (judge-answer.ts). */
+  verifierTimeoutMs: number;
 }
 
 export const DEFAULT_BUDGETS: EpisodeBudgets = {
@@ -63,6 +65,7 @@ export const DEFAULT_BUDGETS: EpisodeBudgets = {
   maxTurnTokens: 32,
   maxFormatErrors: 2,
   toolTimeoutMs: 10_000,
+  verifierTimeoutMs: DEFAULT_VERIFIER_TIMEOUT_MS,
 };
 
 export interface RunEpisodesOptions {
@@ -70,8 +73,8 @@ export interface RunEpisodesOptions {
   episodes: readonly EpisodeSpec[];
   /** The tools of an episode (built over the task's world; noise seeded from the episode seed). */
   tools: (task: Task, seed: number) => readonly AnyTool[];
-  /** Decides correctness of a final answer. */
-  verify: (task: Task, answer: string | null) => boolean | Promise<boolean>;
+  /** Decides correctness of a final answer (within `budgets.verifierTimeoutMs`; `context.signal` aborts then). */
+  verify: (task: Task, answer: string | null, context?: VerifyContext) => boolean | Promise<boolean>;
   budgets?: Partial<EpisodeBudgets>;
   /** Most episodes live at once (the batch size of `policy.act`). */
   batchSize?: number;
@@ -262,7 +265,13 @@ async function finish(
   const verdict =
     answer === null
       ? { correct: false }
-      : await judgeAnswer(options.verify, episode.spec.task, answer, episode.id);
+      : await judgeAnswer(
+          options.verify,
+          episode.spec.task,
+          answer,
+          episode.id,
+          options.budgets?.verifierTimeoutMs ?? DEFAULT_BUDGETS.verifierTimeoutMs,
+        );
   failure ??= verdict.failure;
   const unscored = failure?.class === "infra";
   return {

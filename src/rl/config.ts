@@ -83,7 +83,7 @@ export const RlConfigSchema = z
     temperature: z.number().positive().max(10),
     /** Tool noise during rollouts: a total failure rate (split over the modes) or a rate per mode. */
     noise,
-    /** Episode budgets (maxTurns, maxTokens, maxTurnTokens, maxFormatErrors, toolTimeoutMs); missing ones take the env defaults. */
+    /** Episode budgets (maxTurns, maxTokens, maxTurnTokens, maxFormatErrors, toolTimeoutMs, verifierTimeoutMs); missing ones take the env defaults. */
     budgets: z
       .object({
         maxTurns: z.number().int().positive().optional(),
@@ -91,6 +91,7 @@ export const RlConfigSchema = z
         maxTurnTokens: z.number().int().positive().optional(),
         maxFormatErrors: z.number().int().positive().optional(),
         toolTimeoutMs: z.number().int().positive().optional(),
+        verifierTimeoutMs: z.number().int().positive().optional(),
       })
       .strict(),
     /** Reward: a preset name or a RewardSpec object (src/reward/spec.ts). */

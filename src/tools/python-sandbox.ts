@@ -350,6 +350,12 @@ export class PythonSandboxPool {
   ): Promise<HostStop | null> {
     const sandbox = await this.acquire();
     if (!sandbox) return "crashed";
+    // Aborted while a fresh interpreter was starting: the listener below would never fire, and
+    // the job would run to its own timeout. Each job's interpreter is killed after it anyway.
+    if (signal?.aborted) {
+      sandbox.child.kill("SIGKILL");
+      return "cancelled";
+    }
     const starts = job.type === "tests" ? job.inputs.length : 1;
     sandbox.lineLimit = job.maxOutputChars * 8 + LINE_SLACK_CHARS;
     return new Promise<HostStop | null>((resolveJob) => {

@@ -68,7 +68,8 @@ export function createCodeVerifier(options: CodeVerifierOptions = {}) {
   let pool = options.pool ?? null;
   const limit = semaphore(concurrency);
 
-  async function judge(task: Task, answer: string | null): Promise<CodeVerdict> {
+  /** `signal` (the episode loop's verifier deadline, judge-answer.ts) kills the program's sandbox. */
+  async function judge(task: Task, answer: string | null, signal?: AbortSignal): Promise<CodeVerdict> {
     const suite = taskCodeTests(task);
     if (!suite) return { correct: false, passed: 0, total: 0, reason: "the task has no tests" };
     const total = suite.tests.length;
@@ -104,23 +105,33 @@ export function createCodeVerifier(options: CodeVerifierOptions = {}) {
           }
           return ok;
         },
+        signal,
       ),
     );
+    // Cut by the deadline: no verdict (the loop records verifier-timeout), never "wrong".
+    if (signal?.aborted) throw signal.reason;
     if (passed === total) return { correct: true, passed, total };
     if (!reason && stop)
       reason = `test ${passed + 1}: ${stop === "timeout" ? `timed out after ${testTimeoutMs} ms` : stop}`;
     return { correct: false, passed, total, ...(reason ? { reason } : {}) };
   }
 
-  const verify = async (task: Task, answer: string | null): Promise<boolean> =>
-    (await judge(task, answer)).correct;
+  const verify = async (
+    task: Task,
+    answer: string | null,
+    context?: { signal?: AbortSignal },
+  ): Promise<boolean> => (await judge(task, answer, context?.signal)).correct;
   return Object.assign(verify, { judge });
 }
 
 let sharedVerifier: ReturnType<typeof createCodeVerifier> | null = null;
 
 /** The `code` verifier with default options (its sandbox pool starts on first use). */
-export function verifyCode(task: Task, answer: string | null): Promise<boolean> {
+export function verifyCode(
+  task: Task,
+  answer: string | null,
+  context?: { signal?: AbortSignal },
+): Promise<boolean> {
   sharedVerifier ??= createCodeVerifier();
-  return sharedVerifier(task, answer);
+  return sharedVerifier(task, answer, context);
 }

@@ -19,7 +19,15 @@ import { codeTestsProblem } from "./code-tests.ts";
 import { verifyMath } from "./math.ts";
 import { createF1Verifier, verifyExactMatch } from "./text.ts";
 
-export type Verifier = (task: Task, answer: string | null) => boolean | Promise<boolean>;
+/**
+ * `context.signal` aborts at the episode loop's verifier deadline (src/env/judge-answer.ts): an
+ * asynchronous verifier stops its work then (`code` kills its sandbox).
+ */
+export type Verifier = (
+  task: Task,
+  answer: string | null,
+  context?: { signal?: AbortSignal },
+) => boolean | Promise<boolean>;
 
 export const VERIFIER_NAMES = ["math", "choice", "em", "f1", "code"] as const;
 export type VerifierName = (typeof VERIFIER_NAMES)[number];
