@@ -4,11 +4,12 @@
  * `code` is asynchronous; the others return a boolean as they always did); `answer` is the episode's
  * final answer (untrusted model text, read with bounded parsing) or null when there is none.
  *
- * - `math`: value and symbolic equivalence through a CAS (math.ts);
+ * - `math`: value and symbolic equivalence through a CAS, of a final value (math.ts);
  * - `choice`: one multiple-choice letter (choice.ts);
  * - `em`: SQuAD-normalised exact match with aliases (text.ts);
- * - `f1`: SQuAD token F1 with aliases, accepted at `DEFAULT_F1_THRESHOLD` (text.ts; `f1Score` gives
- *   the score itself and `createF1Verifier(t)` another threshold);
+ * - `f1`: SQuAD token F1 with aliases, accepted at `DEFAULT_F1_THRESHOLD` with the shared words in
+ *   the gold's order (text.ts; `f1Score` gives the score itself and `createF1Verifier(t)` another
+ *   threshold);
  * - `code`: the answer's last fenced Python program passes every public and hidden test of a
  *   LiveCodeBench/APPS/TACO row in the Python sandbox (code.ts).
  */

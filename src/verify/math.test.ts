@@ -145,3 +145,40 @@ test("bounded: hostile or huge answers are rejected quickly", () => {
   assert.equal(verifyMath(gold, "\\boxed{".repeat(20_000)), false);
   assert.ok(performance.now() - started < 3000, `took ${performance.now() - started} ms`);
 });
+
+test("a final value is required: the question's own expression, or arithmetic left undone, is not an answer", () => {
+  const sum: Task = { id: "s", question: "What is $2 + 3$?", answer: "5", family: "math" };
+  assert.equal(verifyMath(sum, "5"), true);
+  assert.equal(verifyMath(sum, "\\boxed{5}"), true);
+  for (const copied of ["2+3", "\\boxed{2 + 3}", "the answer is 2+3", "3+2", "10-5", "(2+3)"]) {
+    assert.equal(verifyMath(sum, copied), false, copied);
+  }
+  const simplify: Task = {
+    id: "f",
+    question: "Simplify $\\frac{6}{4}$.",
+    answer: "\\frac{3}{2}",
+    family: "math",
+  };
+  assert.equal(verifyMath(simplify, "\\frac{3}{2}"), true);
+  assert.equal(verifyMath(simplify, "1.5"), true);
+  assert.equal(verifyMath(simplify, "\\frac{6}{4}"), false); // equal in value, but the question's own
+  const expand: Task = { id: "e", question: "Expand $(x+1)^2$.", answer: "x^2+2x+1", family: "math" };
+  assert.equal(verifyMath(expand, "x^2 + 2x + 1"), true);
+  assert.equal(verifyMath(expand, "(x+1)^2"), false);
+  const root: Task = { id: "r", question: "Simplify $\\sqrt{8}$.", answer: "2\\sqrt{2}", family: "math" };
+  assert.equal(verifyMath(root, "2\\sqrt2"), true);
+  assert.equal(verifyMath(root, "\\sqrt{8}"), false);
+  // Final forms stay final wherever they appear: a number, a sign, a fraction in lowest terms, a
+  // power of ten; and a gold written as an expression is matched as written.
+  const inQuestion: Task = {
+    id: "q",
+    question: "Is the slope $-\\frac{3}{4}$ or 2?",
+    answer: "-\\frac34",
+    family: "math",
+  };
+  assert.equal(verifyMath(inQuestion, "-\\frac{3}{4}"), true);
+  assert.equal(verifyMath({ ...sum, answer: "1500" }, "1.5\\times10^{3}"), true);
+  assert.equal(verifyMath({ ...sum, answer: "2^{10}" }, "2^{10}"), true);
+  assert.equal(verifyMath({ ...sum, answer: "2^{10}" }, "1024"), true);
+  assert.equal(verifyMath({ ...sum, answer: "1024" }, "2^{10}"), false);
+});

@@ -81,14 +81,118 @@ export function extractMathAnswers(response: string): { answers: string[]; sourc
   return number ? { answers: [number], source: "last-number" } : null;
 }
 
-/** `math` verifier: every extracted answer equals the gold (or one of its aliases). */
+/**
+ * `math` verifier: every extracted answer equals the gold (or one of its aliases) and is a final
+ * value (`isFinalValue`), not the question's own expression or arithmetic left undone.
+ */
 export function verifyMath(task: Task, answer: string | null): boolean {
   if (answer === null) return false;
   const extracted = extractMathAnswers(answer);
   if (!extracted || extracted.answers.length > MAX_BOXED) return false;
   const golds = [task.answer, ...(task.aliases ?? [])].map(goldOf);
   const candidates = extracted.answers.map(goldOf); // `\boxed{\boxed{3}}` reads as 3
-  return candidates.every((candidate) => golds.some((gold) => mathEqual(gold, candidate)));
+  return candidates.every(
+    (candidate) =>
+      golds.some((gold) => mathEqual(gold, candidate)) && isFinalValue(candidate, golds, task.question),
+  );
+}
+
+/**
+ * True when `candidate` states a result rather than restating the problem. Equivalence alone would
+ * accept "2+3" for "What is 2+3?" (it equals the gold 5), so an answer equal to the gold is also
+ * required to be final:
+ * - written as a gold is written (same normalised text): always final (a gold of `2^{10}`);
+ * - arithmetic on numbers alone (`3+2`, `10-5`, `2\cdot3`, `2^{10}`, `3!`, `\frac{6}{4}`) must be
+ *   done: only a number, a signed number or a fraction of integers in lowest terms is final, in
+ *   each element of a tuple or set too;
+ * - any other expression (with variables, roots, constants) is final unless it appears verbatim
+ *   in the question (whitespace, `$` and braces aside): `(x+1)^2` for "Expand $(x+1)^2$",
+ *   `\sqrt{8}` for "Simplify $\sqrt{8}$". A lone symbol (`x`, `\pi`) is not a restatement.
+ */
+export function isFinalValue(candidate: string, golds: readonly string[], question: string): boolean {
+  const text = normalizeMathAnswer(candidate);
+  if (text === null) return false;
+  if (golds.some((gold) => normalizeMathAnswer(gold) === text) || PLAIN_NUMBER.test(text)) return true;
+  return casVerdict(text, text, () => {
+    const json = computeEngine().parse(text, { canonical: false }).json;
+    // A guard only: an answer mathEqual accepted as equal was parsed within the whitelist.
+    if (!allowed(json, 0, { nodes: 0 })) return true;
+    if (undoneArithmetic(json)) return false;
+    return !(Array.isArray(json) && !finalForm(json) && compact(question).includes(compact(text)));
+  });
+}
+
+const ARITHMETIC = new Set([
+  "Add",
+  "Subtract",
+  "Negate",
+  "Multiply",
+  "Divide",
+  "Rational",
+  "Power",
+  "Square",
+  "Factorial",
+  "InvisibleOperator",
+  "Delimiter",
+]);
+const COLLECTIONS = new Set(["Tuple", "List", "Set", "Sequence"]);
+
+function literal(json: unknown): number | null {
+  if (typeof json === "number") return json;
+  const num = (json as { num?: unknown } | null)?.num;
+  return typeof num === "string" && Number.isFinite(Number(num)) ? Number(num) : null;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/** A number, a negated one, a fraction of integers in lowest terms (denominator > 1), in parentheses or not. */
+function finalForm(json: unknown): boolean {
+  if (literal(json) !== null) return true;
+  if (!Array.isArray(json)) return false;
+  const [head, ...args] = json;
+  if (head === "Delimiter") return args.length >= 1 && finalForm(args[0]);
+  // One sign: `-5`, `-\frac{3}{4}`; `--5` is arithmetic left to do.
+  if (head === "Negate")
+    return args.length === 1 && finalForm(args[0]) && !(Array.isArray(args[0]) && args[0][0] === "Negate");
+  if (head === "Divide" || head === "Rational") {
+    const [a, b] = args.map(literal);
+    return (
+      args.length === 2 &&
+      a !== null &&
+      b !== null &&
+      Number.isInteger(a) &&
+      Number.isInteger(b) &&
+      b > 1 &&
+      gcd(Math.abs(a), b) === 1
+    );
+  }
+  return false;
+}
+
+/** Numbers combined by operations only, not yet in a final form (in any element of a collection). */
+function undoneArithmetic(json: unknown): boolean {
+  if (!Array.isArray(json)) return false;
+  const [head, ...args] = json;
+  const inner = head === "Delimiter" ? args[0] : json;
+  if (Array.isArray(inner) && COLLECTIONS.has(inner[0])) return inner.slice(1).some(undoneArithmetic);
+  return onlyNumbers(json) && !finalForm(json);
+}
+
+function onlyNumbers(json: unknown): boolean {
+  if (literal(json) !== null) return true;
+  if (!Array.isArray(json)) return false;
+  const [head, ...args] = json;
+  if (typeof head !== "string" || !ARITHMETIC.has(head)) return false;
+  // The delimiter's spec (`'(,)'`) is text, not an operand.
+  const operands = head === "Delimiter" ? args.slice(0, 1) : args;
+  return operands.length > 0 && operands.every(onlyNumbers);
+}
+
+/** Text compared for a verbatim copy: no whitespace, `$`, braces or `\left`/`\right`; one fraction command. */
+function compact(text: string): string {
+  return text.replace(/\\[dt]frac/g, "\\frac").replace(/\\(?:left|right)(?![A-Za-z])|[\s${}]/g, "");
 }
 
 /** A gold written as a solution (or a box in a box) keeps only its last boxed value. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Task } from "../types/task.ts";
 import { getVerifier, VERIFIER_NAMES, VERIFIERS } from "./index.ts";
-import { createF1Verifier, f1Score, normalizeText, tokenF1, verifyExactMatch } from "./text.ts";
+import { createF1Verifier, f1Score, inGoldOrder, normalizeText, tokenF1, verifyExactMatch } from "./text.ts";
 
 const trivia: Task = {
   id: "tq",
@@ -67,4 +67,30 @@ test("the verifier map is closed and typed", () => {
   assert.deepEqual(Object.keys(VERIFIERS).sort(), [...VERIFIER_NAMES].sort());
   assert.equal(getVerifier("em"), VERIFIERS.em);
   assert.throws(() => getVerifier("regex"), /unknown verifier "regex" \(valid: math, choice, em, f1, code\)/);
+});
+
+test("f1 verifier: the gold's words reversed are not its answer, though their token F1 is 1", () => {
+  const obama: Task = {
+    id: "o",
+    question: "Who was president in 2010?",
+    answer: "Barack Obama",
+    family: "trivia",
+  };
+  assert.equal(f1Score(obama, "Obama Barack"), 1); // the SQuAD metric itself is a bag of words
+  assert.equal(VERIFIERS.f1(obama, "Obama Barack"), false);
+  assert.equal(VERIFIERS.f1(obama, "Obama, Barack"), false);
+  const book: Task = { id: "b", question: "Which novel?", answer: "War and Peace", family: "trivia" };
+  assert.equal(VERIFIERS.f1(book, "Peace and War"), false);
+  assert.equal(VERIFIERS.f1(book, "Peace War"), false);
+  // In order, partial answers and extra words keep their F1 verdict.
+  assert.equal(VERIFIERS.f1(obama, "President Barack Obama"), true);
+  assert.equal(VERIFIERS.f1(obama, "Obama"), true);
+  assert.equal(VERIFIERS.f1(book, "the novel War and Peace by Tolstoy"), true);
+  assert.equal(VERIFIERS.f1(trivia, "George"), true);
+  // Worked examples of the order test: the overlap's longest common subsequence is all of it.
+  assert.equal(inGoldOrder("War and Peace", "the War of Peace"), true); // {war, peace} in order
+  assert.equal(inGoldOrder("War and Peace", "Peace, then War"), false); // LCS 1 of 2 shared
+  assert.equal(inGoldOrder("cat", "cat cat"), true); // the gold's one "cat" is the whole overlap
+  // An alias written in another order is another gold, matched in its own order.
+  assert.equal(VERIFIERS.f1({ ...obama, aliases: ["Obama Barack"] }, "Obama Barack"), true);
 });
