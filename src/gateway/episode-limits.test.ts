@@ -100,3 +100,47 @@ test("an episode past its call or byte limit is refused with the limit named", a
     await gateway.close();
   }
 });
+
+test("an episode that hit its call or byte limit is recorded as the agent's failure, not the policy's", async () => {
+  const ended: BuiltEpisode[] = [];
+  const gateway = await startGateway({
+    upstream: httpUpstream({ baseURL: serve.url, model: "m" }),
+    maxEpisodeCalls: 2,
+    maxEpisodeBytes: 2000,
+    onEpisode: (episode) => ended.push(episode),
+    log: () => {},
+  });
+  try {
+    assert.equal((await call(gateway.url, "looping")).status, 200);
+    assert.equal((await call(gateway.url, "looping")).status, 200);
+    assert.equal((await call(gateway.url, "looping")).status, 413);
+    // Ended over HTTP with an answer the agent gave anyway, as an agent catching the 413 would.
+    const end = await fetch(`${gateway.url}/episodes/looping/end`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ answer: "hello" }),
+    });
+    assert.equal(end.status, 200);
+    assert.equal((await call(gateway.url, "hoarding", "x".repeat(3000))).status, 200);
+    assert.equal((await call(gateway.url, "hoarding")).status, 413);
+    gateway.finishEpisode("hoarding", { finalAnswer: null });
+    const byId = new Map(ended.map((episode) => [episode.trajectory.id, episode.trajectory]));
+    assert.deepEqual(
+      { class: byId.get("looping")?.failure?.class, code: byId.get("looping")?.failure?.code },
+      { class: "agent", code: "episode-call-limit" },
+    );
+    assert.match(
+      byId.get("looping")?.failure?.message ?? "",
+      /has made 2 calls, the limit \(maxEpisodeCalls/,
+    );
+    assert.deepEqual(
+      { class: byId.get("hoarding")?.failure?.class, code: byId.get("hoarding")?.failure?.code },
+      { class: "agent", code: "episode-byte-limit" },
+    );
+    // An episode within its limits carries no failure of that kind.
+    assert.equal((await call(gateway.url, "fine")).status, 200);
+    assert.equal(gateway.finishEpisode("fine", { finalAnswer: "hello" }).trajectory.failure, undefined);
+  } finally {
+    await gateway.close();
+  }
+});

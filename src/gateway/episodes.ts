@@ -9,6 +9,7 @@
  * crashed before `/end` would otherwise keep its calls in memory for good).
  */
 import { hashString, mixSeeds } from "../core/random.ts";
+import type { Failure } from "../types/failure.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
 
 export const EPISODE_ID = /^[A-Za-z0-9._:@-]{1,200}$/;
@@ -41,6 +42,8 @@ export class EpisodeLog {
   inFlight = 0;
   reward: PostedReward = {};
   error: string | null = null;
+  /** The failure recorded on the episode when it ends (a call or byte limit it hit). */
+  failure: Failure | null = null;
   /** `Date.now()` of the last call or reward. */
   lastActive = Date.now();
   /** JSON bytes of the calls recorded so far. */
@@ -104,12 +107,28 @@ export class EpisodeRegistry {
   }
 }
 
-/** Why an episode may not record one more call (or null): the limit named, and how to change it. */
-export function limitReached(episode: EpisodeLog, limits: EpisodeLimits): string | null {
+/**
+ * Why an episode may not record one more call (or null): an `agent` failure naming the limit and
+ * how to change it. The class is `agent` (DESIGN's definitions): the limits bound the calls and
+ * bytes an agent's own loop sends through the gateway (memory the gateway holds for it, like the
+ * idle TTL's `episode-expired`), not a budget of the model's: an agent that keeps calling past
+ * thousands of calls in one episode has no turn budget of its own or is stuck retrying. Its episode
+ * counts as that agent's failure in pass@k and is never trained on as the model's sample; the
+ * in-process loop's own budgets (turns, tokens) stay `policy`.
+ */
+export function limitReached(episode: EpisodeLog, limits: EpisodeLimits): Failure | null {
   if (episode.calls.length >= limits.maxCalls)
-    return `episode ${episode.id} has made ${episode.calls.length} calls, the limit (maxEpisodeCalls, --max-episode-calls); end it and start a new episode`;
+    return {
+      class: "agent",
+      code: "episode-call-limit",
+      message: `episode ${episode.id} has made ${episode.calls.length} calls, the limit (maxEpisodeCalls, --max-episode-calls); end it and start a new episode`,
+    };
   if (episode.bytes >= limits.maxBytes)
-    return `episode ${episode.id} holds ${episode.bytes} bytes of calls, the limit (maxEpisodeBytes, --max-episode-bytes); end it and start a new episode`;
+    return {
+      class: "agent",
+      code: "episode-byte-limit",
+      message: `episode ${episode.id} holds ${episode.bytes} bytes of calls, the limit (maxEpisodeBytes, --max-episode-bytes); end it and start a new episode`,
+    };
   return null;
 }
 

@@ -159,6 +159,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       reward: episode.reward,
     });
     if (finishOptions.failure) built.trajectory.failure = finishOptions.failure;
+    // A limit the episode hit is its agent's failure, unless the infrastructure failed it first.
+    else if (episode.failure && built.trajectory.failure?.class !== "infra")
+      built.trajectory.failure = episode.failure;
     stats.prefixBreaks += built.prefixBreaks;
     stats.episodes++;
     options.onEpisode?.(built);
@@ -193,8 +196,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       throw new RequestError(400, "messages: expected a non-empty array", "messages");
     const limit = limitReached(episode, limits);
     if (limit) {
-      episode.error ??= limit;
-      throw new RequestError(413, limit, null, "episode_limit");
+      episode.error ??= limit.message;
+      episode.failure ??= limit;
+      throw new RequestError(413, limit.message, null, "episode_limit");
     }
     const seq = episode.nextSeq++;
     const stream = res !== null && asked.stream === true;
