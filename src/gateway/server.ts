@@ -35,7 +35,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { activeFaultPlan, InjectedFault } from "../core/faults.ts";
-import { checkBind, HostPolicy } from "../http/boundary.ts";
+import { checkBind, HostPolicy, type ServerTimeouts } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { RequestError } from "../http/request-error.ts";
 import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
@@ -86,6 +86,8 @@ export interface GatewayOptions {
   allowHosts?: readonly string[];
   /** Largest request body (default 4 MiB). */
   maxBodyBytes?: number;
+  /** Connection timeouts (default `SERVER_TIMEOUTS`, src/http/boundary.ts; smaller in tests). */
+  timeouts?: Partial<ServerTimeouts>;
   /** Milliseconds an episode may stay idle before it is ended as failed (default 1 hour). */
   episodeTtlMs?: number;
   /** Calls one episode may make (default 4096). */
@@ -474,6 +476,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     label: "agentrl gateway",
     log,
     hosts: new HostPolicy(host, options.allowHosts),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
   });
   // Episodes left without `/end` are ended (and recorded) once idle past their TTL.
   const sweep = setInterval(

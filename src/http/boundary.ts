@@ -110,12 +110,45 @@ export function checkBind(label: string, host: string, access: { token?: string;
  * request is received). Idle keep-alive connections close after `keepAliveMs`: longer than the
  * pools of agents' HTTP clients keep sockets, because a server that drops an idle socket first
  * resets the client's next call; headers get 1 s more than that, as Node requires.
+ *
+ * Node checks the headers and request timeouts only every `checkIntervalMs` (its
+ * `connectionsCheckingInterval`, 30 s unless set when the server is created), so a slow client
+ * (slowloris) is dropped between the timeout and the timeout plus one interval: 5 s here keeps
+ * that bound close (src/http/slow-client.test.ts holds a connection open to check it).
  */
-export const SERVER_TIMEOUTS = { keepAliveMs: 65_000, headersMs: 66_000, requestMs: 120_000 } as const;
+export interface ServerTimeouts {
+  keepAliveMs: number;
+  headersMs: number;
+  requestMs: number;
+  checkIntervalMs: number;
+}
 
-export function applyTimeouts(server: Server): Server {
-  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveMs;
-  server.headersTimeout = SERVER_TIMEOUTS.headersMs;
-  server.requestTimeout = SERVER_TIMEOUTS.requestMs;
+export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = {
+  keepAliveMs: 65_000,
+  headersMs: 66_000,
+  requestMs: 120_000,
+  checkIntervalMs: 5_000,
+};
+
+/**
+ * Sets the timeouts on `server`. `checkIntervalMs` only takes effect when given to
+ * `createServer` too (`serverTimeoutOptions`); on a server created without it, Node's 30 s stays.
+ */
+export function applyTimeouts(server: Server, timeouts: Partial<ServerTimeouts> = {}): Server {
+  const { keepAliveMs, headersMs, requestMs } = { ...SERVER_TIMEOUTS, ...timeouts };
+  server.keepAliveTimeout = keepAliveMs;
+  server.headersTimeout = headersMs;
+  server.requestTimeout = requestMs;
   return server;
+}
+
+/** The `createServer` options that carry the timeouts, the check interval included. */
+export function serverTimeoutOptions(timeouts: Partial<ServerTimeouts> = {}) {
+  const { keepAliveMs, headersMs, requestMs, checkIntervalMs } = { ...SERVER_TIMEOUTS, ...timeouts };
+  return {
+    keepAliveTimeout: keepAliveMs,
+    headersTimeout: headersMs,
+    requestTimeout: requestMs,
+    connectionsCheckingInterval: checkIntervalMs,
+  };
 }

@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { applyTimeouts, type HostPolicy } from "./boundary.ts";
+import { applyTimeouts, type HostPolicy, type ServerTimeouts, serverTimeoutOptions } from "./boundary.ts";
 import { RequestError } from "./request-error.ts";
 
 export function sha256(text: string): Buffer {
@@ -74,6 +74,8 @@ export interface JsonServerOptions {
   log: (line: string) => void;
   /** Who may reach the routes (Host and Origin checks, boundary.ts). */
   hosts: HostPolicy;
+  /** Connection timeouts (default `SERVER_TIMEOUTS`; smaller in tests). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 /**
@@ -93,7 +95,7 @@ export function createJsonServer(
     return handle(req, res);
   };
   return applyTimeouts(
-    createServer((req, res) => {
+    createServer(serverTimeoutOptions(options.timeouts), (req, res) => {
       guarded(req, res).catch((error: unknown) => {
         const failure =
           error instanceof RequestError
@@ -111,5 +113,6 @@ export function createJsonServer(
           });
       });
     }),
+    options.timeouts,
   );
 }

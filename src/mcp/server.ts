@@ -21,7 +21,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { z } from "zod";
-import { applyTimeouts, checkBind, HostPolicy } from "../http/boundary.ts";
+import { applyTimeouts, checkBind, HostPolicy, serverTimeoutOptions } from "../http/boundary.ts";
 import { authorized, readJson, sha256 } from "../http/json.ts";
 import { RequestError } from "../http/request-error.ts";
 import { callTool } from "../tools/index.ts";
@@ -128,7 +128,7 @@ export async function serveHttp(
   const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const hosts = new HostPolicy(host, options.allowHosts);
-  const http = createServer(async (request, response) => {
+  const http = createServer(serverTimeoutOptions(), async (request, response) => {
     try {
       const refused = hosts.refusal(request.headers);
       if (refused) {

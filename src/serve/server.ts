@@ -26,7 +26,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mixSeeds } from "../core/random.ts";
-import { checkBind, HostPolicy } from "../http/boundary.ts";
+import { checkBind, HostPolicy, type ServerTimeouts } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import type { Policy, PolicyStep } from "../types/policy.ts";
@@ -79,6 +79,8 @@ export interface ChatServerOptions {
   defaults?: Partial<SamplingSettings & { maxTokens: number }>;
   /** Largest request body (default 1 MiB). */
   maxBodyBytes?: number;
+  /** Connection timeouts (default `SERVER_TIMEOUTS`, src/http/boundary.ts; smaller in tests). */
+  timeouts?: Partial<ServerTimeouts>;
   /** Most contexts in one `act` call (default 64). */
   maxBatch?: number;
   /** Largest `n` (default 64). */
@@ -333,6 +335,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     label: "agentrl serve",
     log,
     hosts: new HostPolicy(host, options.allowHosts),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
