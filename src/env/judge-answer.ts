@@ -7,14 +7,14 @@
  * The verdict has a deadline of its own (`timeoutMs`, the episode budget `verifierTimeoutMs`): a
  * verifier that gives none in time is `infra` `verifier-timeout`, and the loop goes on. How real
  * the cut is depends on where the verifier runs:
- * - asynchronous work (the `code` verifier's Python sandbox, a remote verifier): the wait ends at
- *   the deadline, and the verifier is handed an AbortSignal that aborts then, so one that honours
- *   it stops its work (the code verifier kills its sandbox process);
- * - synchronous JavaScript on this thread (`math`, `choice`, `em`, `f1`, the world's check) cannot
- *   be pre-empted: those are bounded by construction (answer length caps, a whitelisted CAS with a
- *   node limit), and one that still returns after the deadline has its verdict discarded and is
- *   classed `verifier-timeout` like the rest, so a slow verdict is never scored either way. A
- *   verifier that may hang for real belongs in a worker or a subprocess, returning a promise.
+ * - the wait always ends at the deadline, and the verifier is handed an AbortSignal that aborts
+ *   then, so one that honours it stops its work: the `code` verifier kills its Python sandbox
+ *   process; the named synchronous verifiers (`math`, `choice`, `em`, `f1`) run on worker threads
+ *   (src/verify/worker-verifier.ts) and the stuck thread is terminated;
+ * - a synchronous function called on this thread (the embedded lab's world check, bounded by its
+ *   small answers; a library caller's own) cannot be pre-empted: one that returns after the
+ *   deadline has its verdict discarded and is classed `verifier-timeout` like the rest, so a late
+ *   verdict is never scored either way.
  */
 import { injectFault, VERIFIER_FAULTS } from "../core/faults.ts";
 import { ClassifiedError, type Failure, infraFailure } from "../types/failure.ts";

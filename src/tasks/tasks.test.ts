@@ -84,8 +84,8 @@ test("choices: letters, 0-based indexes, labels and texts become the gold letter
   );
   assert.equal(tasks[0].question, "2+2?\n\n(A) 3\n(B) 4\n(C) 5");
   assert.deepEqual(tasks[0].metadata, { choices: ["3", "4", "5"] });
-  assert.equal(VERIFIERS.choice(tasks[0], "The answer is (B) 4"), true);
-  assert.equal(VERIFIERS.choice(tasks[3], "Mars"), true);
+  assert.equal(await VERIFIERS.choice(tasks[0], "The answer is (B) 4"), true);
+  assert.equal(await VERIFIERS.choice(tasks[3], "Mars"), true);
 });
 
 test("malformed rows are errors naming the file and line", async () => {
@@ -186,15 +186,16 @@ test("the shipped sample files load and each gold passes its verifier", async ()
   const choice = await readTaskFile("examples/tasks/choice-sample.jsonl");
   const trivia = await readTaskFile("examples/tasks/trivia-sample.jsonl");
   assert.ok(math.length >= 6 && choice.length >= 4 && trivia.length >= 5);
-  for (const task of math) assert.equal(VERIFIERS.math(task, `\\boxed{${task.answer}}`), true, task.id);
+  for (const task of math) assert.equal(await VERIFIERS.math(task, `\\boxed{${task.answer}}`), true, task.id);
   assert.deepEqual(
     choice.map((task) => task.answer),
     ["B", "A", "C", "D", "B"],
   );
-  for (const task of choice) assert.equal(VERIFIERS.choice(task, `Answer: ${task.answer}`), true, task.id);
+  for (const task of choice)
+    assert.equal(await VERIFIERS.choice(task, `Answer: ${task.answer}`), true, task.id);
   for (const task of trivia) {
-    assert.equal(VERIFIERS.em(task, task.answer), true, task.id);
-    for (const alias of task.aliases ?? []) assert.equal(VERIFIERS.em(task, alias), true, alias);
+    assert.equal(await VERIFIERS.em(task, task.answer), true, task.id);
+    for (const alias of task.aliases ?? []) assert.equal(await VERIFIERS.em(task, alias), true, alias);
   }
   assert.equal(trivia[0].id, "trivia-sample/1");
   assert.equal(trivia[0].family, "astronomy");

@@ -14,11 +14,9 @@
  *   LiveCodeBench/APPS/TACO row in the Python sandbox (code.ts).
  */
 import type { Task } from "../types/task.ts";
-import { verifyChoice } from "./choice.ts";
 import { verifyCode } from "./code.ts";
 import { codeTestsProblem } from "./code-tests.ts";
-import { verifyMath } from "./math.ts";
-import { createF1Verifier, verifyExactMatch } from "./text.ts";
+import { createWorkerVerifier } from "./worker-verifier.ts";
 
 /**
  * `context.signal` aborts at the episode loop's verifier deadline (src/env/judge-answer.ts): an
@@ -33,11 +31,17 @@ export type Verifier = (
 export const VERIFIER_NAMES = ["math", "choice", "em", "f1", "code"] as const;
 export type VerifierName = (typeof VERIFIER_NAMES)[number];
 
+/**
+ * The named verifiers. The synchronous ones (`math`, `choice`, `em`, `f1`) run on a worker thread
+ * each (worker-verifier.ts), so the episode loop's verifier deadline can terminate one stuck on
+ * untrusted text; `code` runs its programs in a sandbox process the deadline kills. The functions
+ * themselves (`verifyMath`, …) stay exported for direct, synchronous use.
+ */
 export const VERIFIERS: Readonly<Record<VerifierName, Verifier>> = {
-  math: verifyMath,
-  choice: verifyChoice,
-  em: verifyExactMatch,
-  f1: createF1Verifier(),
+  math: createWorkerVerifier(new URL("./math.ts", import.meta.url), "verifyMath"),
+  choice: createWorkerVerifier(new URL("./choice.ts", import.meta.url), "verifyChoice"),
+  em: createWorkerVerifier(new URL("./text.ts", import.meta.url), "verifyExactMatch"),
+  f1: createWorkerVerifier(new URL("./text.ts", import.meta.url), "verifyF1"),
   code: verifyCode,
 };
 

@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Task } from "../types/task.ts";
 import { getVerifier, VERIFIER_NAMES, VERIFIERS } from "./index.ts";
-import { createF1Verifier, f1Score, inGoldOrder, normalizeText, tokenF1, verifyExactMatch } from "./text.ts";
+import {
+  createF1Verifier,
+  f1Score,
+  inGoldOrder,
+  normalizeText,
+  tokenF1,
+  verifyExactMatch,
+  verifyF1,
+} from "./text.ts";
 
 const trivia: Task = {
   id: "tq",
@@ -54,7 +62,7 @@ test("token F1: worked examples", () => {
 });
 
 test("f1 verifier: threshold", () => {
-  const f1 = VERIFIERS.f1;
+  const f1 = verifyF1;
   assert.equal(f1(trivia, "George"), true); // 2/3 >= 0.5
   assert.equal(f1(trivia, "Blair"), true); // exactly 0.5
   assert.equal(f1(trivia, "Aldous Huxley"), false);
@@ -77,20 +85,27 @@ test("f1 verifier: the gold's words reversed are not its answer, though their to
     family: "trivia",
   };
   assert.equal(f1Score(obama, "Obama Barack"), 1); // the SQuAD metric itself is a bag of words
-  assert.equal(VERIFIERS.f1(obama, "Obama Barack"), false);
-  assert.equal(VERIFIERS.f1(obama, "Obama, Barack"), false);
+  assert.equal(verifyF1(obama, "Obama Barack"), false);
+  assert.equal(verifyF1(obama, "Obama, Barack"), false);
   const book: Task = { id: "b", question: "Which novel?", answer: "War and Peace", family: "trivia" };
-  assert.equal(VERIFIERS.f1(book, "Peace and War"), false);
-  assert.equal(VERIFIERS.f1(book, "Peace War"), false);
+  assert.equal(verifyF1(book, "Peace and War"), false);
+  assert.equal(verifyF1(book, "Peace War"), false);
   // In order, partial answers and extra words keep their F1 verdict.
-  assert.equal(VERIFIERS.f1(obama, "President Barack Obama"), true);
-  assert.equal(VERIFIERS.f1(obama, "Obama"), true);
-  assert.equal(VERIFIERS.f1(book, "the novel War and Peace by Tolstoy"), true);
-  assert.equal(VERIFIERS.f1(trivia, "George"), true);
+  assert.equal(verifyF1(obama, "President Barack Obama"), true);
+  assert.equal(verifyF1(obama, "Obama"), true);
+  assert.equal(verifyF1(book, "the novel War and Peace by Tolstoy"), true);
+  assert.equal(verifyF1(trivia, "George"), true);
   // Worked examples of the order test: the overlap's longest common subsequence is all of it.
   assert.equal(inGoldOrder("War and Peace", "the War of Peace"), true); // {war, peace} in order
   assert.equal(inGoldOrder("War and Peace", "Peace, then War"), false); // LCS 1 of 2 shared
   assert.equal(inGoldOrder("cat", "cat cat"), true); // the gold's one "cat" is the whole overlap
   // An alias written in another order is another gold, matched in its own order.
-  assert.equal(VERIFIERS.f1({ ...obama, aliases: ["Obama Barack"] }, "Obama Barack"), true);
+  assert.equal(verifyF1({ ...obama, aliases: ["Obama Barack"] }, "Obama Barack"), true);
+});
+
+test("the named verifiers run on a worker thread and judge as the functions do", async () => {
+  for (const answer of ["George Orwell", "Orwell George", "George", "Aldous Huxley"]) {
+    assert.equal(await VERIFIERS.f1(trivia, answer), verifyF1(trivia, answer), answer);
+    assert.equal(await VERIFIERS.em(trivia, answer), verifyExactMatch(trivia, answer), answer);
+  }
 });

@@ -147,6 +147,9 @@ export function f1Score(task: Task, answer: string | null): number {
   return best;
 }
 
+/** The `f1` verifier at the default threshold. */
+export const verifyF1 = createF1Verifier();
+
 /**
  * An `f1` verifier: some candidate reaches an F1 of at least `threshold` (in (0, 1]) against a gold
  * or alias whose order its shared tokens keep (see the file comment).
