@@ -1,8 +1,8 @@
 /**
- * Kill anywhere, lose nothing: `agentrl eval`, `eval --agent` and `data collect` SIGKILLed at
- * seeded random points (kill-harness.ts: when a drawn number of episodes is stored, plus a random
- * delay), resumed, end with the uninterrupted run's episodes: the same keys and contents, none
- * twice, `PRAGMA integrity_check` ok, the same pass@k.
+ * Kill anywhere, lose nothing: `agentrl eval`, `eval --agent`, `data collect` and `data collect
+ * --agent` SIGKILLed at seeded random points (kill-harness.ts: when a drawn number of episodes is
+ * stored, plus a random delay), resumed, end with the uninterrupted run's episodes: the same keys
+ * and contents, none twice, `PRAGMA integrity_check` ok, the same pass@k.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
