@@ -178,6 +178,9 @@ test("a final value is required: the question's own expression, or arithmetic le
   };
   assert.equal(verifyMath(inQuestion, "-\\frac{3}{4}"), true);
   assert.equal(verifyMath({ ...sum, answer: "1500" }, "1.5\\times10^{3}"), true);
+  assert.equal(verifyMath({ ...sum, answer: "1000000" }, "10^{6}"), true);
+  assert.equal(verifyMath({ ...sum, answer: "\\frac{5}{2}" }, "2\\frac12"), true); // a mixed number
+  assert.equal(verifyMath({ ...sum, answer: "-0.75" }, "\\frac{-3}{4}"), true);
   assert.equal(verifyMath({ ...sum, answer: "2^{10}" }, "2^{10}"), true);
   assert.equal(verifyMath({ ...sum, answer: "2^{10}" }, "1024"), true);
   assert.equal(verifyMath({ ...sum, answer: "1024" }, "2^{10}"), false);

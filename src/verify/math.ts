@@ -103,8 +103,8 @@ export function verifyMath(task: Task, answer: string | null): boolean {
  * required to be final:
  * - written as a gold is written (same normalised text): always final (a gold of `2^{10}`);
  * - arithmetic on numbers alone (`3+2`, `10-5`, `2\cdot3`, `2^{10}`, `3!`, `\frac{6}{4}`) must be
- *   done: only a number, a signed number or a fraction of integers in lowest terms is final, in
- *   each element of a tuple or set too;
+ *   done: only a number, a signed number, a fraction of integers in lowest terms, a mixed number
+ *   or a power of ten is final (`finalForm`), in each element of a tuple or set too;
  * - any other expression (with variables, roots, constants) is final unless it appears verbatim
  *   in the question (whitespace, `$` and braces aside): `(x+1)^2` for "Expand $(x+1)^2$",
  *   `\sqrt{8}` for "Simplify $\sqrt{8}$". A lone symbol (`x`, `\pi`) is not a restatement.
@@ -147,7 +147,21 @@ function gcd(a: number, b: number): number {
   return b === 0 ? a : gcd(b, a % b);
 }
 
-/** A number, a negated one, a fraction of integers in lowest terms (denominator > 1), in parentheses or not. */
+/** An integer literal, or a negated one (`\frac{-3}{4}` parses its numerator as `Negate(3)`). */
+function signedInteger(json: unknown): number | null {
+  if (Array.isArray(json) && json[0] === "Negate" && json.length === 2) {
+    const inner = literal(json[1]);
+    return inner !== null && Number.isInteger(inner) ? -inner : null;
+  }
+  const value = literal(json);
+  return value !== null && Number.isInteger(value) ? value : null;
+}
+
+/**
+ * The forms of a final number: a number, a negated one, a fraction of integers in lowest terms
+ * (denominator > 1), a mixed number (`2\frac{1}{2}`), a power of ten (`10^{6}`), in parentheses
+ * or not.
+ */
 function finalForm(json: unknown): boolean {
   if (literal(json) !== null) return true;
   if (!Array.isArray(json)) return false;
@@ -157,17 +171,24 @@ function finalForm(json: unknown): boolean {
   if (head === "Negate")
     return args.length === 1 && finalForm(args[0]) && !(Array.isArray(args[0]) && args[0][0] === "Negate");
   if (head === "Divide" || head === "Rational") {
-    const [a, b] = args.map(literal);
+    const [a, b] = args.map(signedInteger);
+    return args.length === 2 && a !== null && b !== null && b > 1 && gcd(Math.abs(a), b) === 1;
+  }
+  if (head === "InvisibleOperator" && args.length === 2) {
+    const whole = literal(args[0]);
+    const fraction = args[1];
     return (
-      args.length === 2 &&
-      a !== null &&
-      b !== null &&
-      Number.isInteger(a) &&
-      Number.isInteger(b) &&
-      b > 1 &&
-      gcd(Math.abs(a), b) === 1
+      whole !== null &&
+      Number.isInteger(whole) &&
+      whole > 0 &&
+      Array.isArray(fraction) &&
+      fraction[0] === "Divide" &&
+      finalForm(fraction) &&
+      Math.abs(signedInteger(fraction[1]) ?? Infinity) < (signedInteger(fraction[2]) ?? 0)
     );
   }
+  if (head === "Power")
+    return args.length === 2 && literal(args[0]) === 10 && signedInteger(args[1]) !== null;
   return false;
 }
 
