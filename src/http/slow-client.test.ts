@@ -15,7 +15,7 @@ import type { ServerTimeouts } from "./boundary.ts";
 
 const timeouts: ServerTimeouts = { keepAliveMs: 200, headersMs: 400, requestMs: 800, checkIntervalMs: 100 };
 /** Time the server may take past a timeout: one connection check, and scheduling on a busy machine. */
-const SLACK_MS = timeouts.checkIntervalMs + 600;
+const SLACK_MS = timeouts.checkIntervalMs + 1500;
 
 let serve: ChatServer;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
