@@ -63,9 +63,6 @@ async function startScriptArgs(env: Record<string, string> = {}): Promise<string
   };
   // `hostname -i` answers an IPv6 address first, then Debian's 127.0.1.1: neither is Ray's node IP.
   fake("hostname", 'echo "fd00::5 127.0.1.1"');
-  // Ray and Python answer Ray's node IP, should the script ask them.
-  fake("ray", `echo "${RAY_NODE_IP}"`);
-  fake("python3", `echo "${RAY_NODE_IP}"`);
   // `$AGENTRL agent-server …`: the arguments after the command's name.
   fake("agentrl", `shift; printf '%s\\n' "$@" > "${record}"`);
   await run("bash", [join(out, "start_agentrl.sh")], {
