@@ -145,10 +145,6 @@ export class SlotTable {
     else this.current.set(slot, episodeId);
   }
 
-  episodeOf(slot: string): string | undefined {
-    return this.current.get(slot);
-  }
-
   /**
    * The episode a call on slot `slot` belongs to, or why it belongs to none: `named` is the
    * episode the call says made it (`SLOT_EPISODE_HEADER`), when it says one.
@@ -157,7 +153,9 @@ export class SlotTable {
     const current = this.current.get(slot);
     if (current === undefined)
       return {
-        refused: `slot ${slot} runs no episode now: ${named ? `episode ${named}` : "the episode this call belongs to"} has ended and the next has not started (a call made after its agent returned belongs to no episode)`,
+        refused: named
+          ? `slot ${slot} runs no episode now: episode ${named}, which made this call, has ended`
+          : `slot ${slot} runs no episode now (it is between episodes): a call on a slot URL belongs to the episode the slot runs when the call arrives, and one made after its agent returned belongs to none`,
       };
     if (named !== undefined && named !== current)
       return {
