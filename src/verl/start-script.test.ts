@@ -4,8 +4,9 @@
  * address first and Debian's 127.0.1.1 after it, and the network interfaces hold Ray's node IP on a
  * second card. The agent-server the script starts (its arguments, recorded by a fake `agentrl`)
  * accepts its allow-list, allows the rollout servers on Ray's node address, IPv4 or IPv6, and still
- * refuses every other host. Nothing is sent anywhere but loopback: the addresses are only checked,
- * and the one request made goes to the agent-server on 127.0.0.1 and is refused before any call.
+ * refuses every other host; an episode against a fake vLLM listening on Ray's node address runs.
+ * Nothing is sent anywhere but loopback: Ray's node address of the episode is a loopback alias
+ * (127.0.0.2), the others are only checked, and the refused request makes no call.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -17,6 +18,7 @@ import { after, test } from "node:test";
 import { promisify } from "node:util";
 import { startAgentServer } from "./agent-server.ts";
 import { verlInit } from "./init.ts";
+import { type FakeVllmSpec, startFakeVllm } from "./testing.ts";
 import { rolloutAllowlist } from "./upstream-allow.ts";
 
 const run = promisify(execFile);
@@ -102,25 +104,47 @@ test("the agent-server started by start_agentrl.sh allows Ray's node address, IP
   assert.ok(multi.allows(`http://${RAY_NODE_IP}:1/v1`), "and still this node's");
 });
 
-test("the agent-server starts with the host's addresses allowed, and refuses another host's before calling it", async () => {
+test("verl init's job on that host: a sample whose rollout server listens on Ray's node address runs; another host's is refused", async (t) => {
+  // Ray's node IP here is 127.0.0.2, on a card of its own: a loopback alias, so the test's traffic
+  // stays on loopback, and like 10.0.0.7 neither 127.0.0.1 nor the first address of `hostname -i`.
+  const rayNode = "127.0.0.2";
+  const onRayNode = () => ({ ...host(), eth1: [address(rayNode, "IPv4")] });
+  const dir = join(root, "vllm");
+  mkdirSync(dir);
+  const spec = join(dir, "spec.json");
+  const fake: FakeVllmSpec = { model: "m", version: "0.11.0", answers: { q: "a" }, host: rayNode };
+  writeFileSync(spec, JSON.stringify(fake));
+  const vllm = await startFakeVllm(spec);
+  t.after(() => vllm.close());
   const server = await startAgentServer({
     port: 0,
     ...allowOptions(await startScriptArgs()),
-    interfaces: host,
+    interfaces: onRayNode,
     verifier: "em",
     log: () => {},
   });
   try {
-    const response = await fetch(`${server.url}/v1/episodes`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        task: { id: "t", question: "q", answer: "a", family: "lookup" },
-        upstream: { base_url: "http://10.0.0.8:41234/v1" },
-      }),
-    });
-    assert.equal(response.status, 403);
-    assert.match(await response.text(), /10\.0\.0\.8:41234.*is not allowed/);
+    const episode = (baseURL: string) =>
+      fetch(`${server.url}/v1/episodes`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          task: { id: "t", question: "q", answer: "a", family: "lookup" },
+          upstream: { base_url: baseURL },
+        }),
+      });
+    assert.equal(vllm.address.split(":")[0], rayNode);
+    const ran = await episode(`http://${vllm.address}/v1`);
+    const answer = (await ran.json()) as { prompt_ids: number[]; response_ids: number[]; failure: unknown };
+    assert.equal(ran.status, 200);
+    assert.equal(answer.failure, null, JSON.stringify(answer.failure));
+    assert.ok(
+      answer.prompt_ids.length > 0 && answer.response_ids.length > 0,
+      "the rollout server's exact ids",
+    );
+    const refused = await episode("http://10.0.0.8:41234/v1");
+    assert.equal(refused.status, 403);
+    assert.match(await refused.text(), /10\.0\.0\.8:41234.*is not allowed/);
   } finally {
     await server.close();
   }
