@@ -33,6 +33,7 @@ export function openSlot(source: AgentSource, slotId: string, gateway: Gateway, 
   if (source.kind === "module")
     return workerSlot({
       path: source.path,
+      slotURL: gateway.slotURL(slotId),
       env: slotEnvironment(gateway.slotURL(slotId), apiKey, gateway.model),
       memoryMb: source.memoryMb ?? DEFAULT_SLOT_MEMORY_MB,
     });

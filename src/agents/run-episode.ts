@@ -1,7 +1,7 @@
 /**
  * One episode of a user's agent through the gateway: the agent runs in a slot (slot.ts) on the
  * task's agent view, with the episode's own base URL (and, for a slot with a fixed URL, the slot
- * bound to this episode while it runs), under a timeout; its calls become the trajectory. An agent
+ * bound to this episode while it runs and unbound before the episode ends), under a timeout; its calls become the trajectory. An agent
  * that throws, times out, crashes its slot or returns nothing usable is a recorded failed episode
  * with an `agent` failure, never dropped; its stderr (worker and command slots) is kept in
  * `info.agentStderr`. `correct` comes from the verifier on the returned answer; the outcome reward
@@ -86,6 +86,7 @@ export async function runAgentEpisode(options: AgentEpisodeOptions): Promise<Age
   try {
     outcome = await slot.run({
       task: agentTask(task),
+      episodeId,
       baseURL: gateway.episodeURL(episodeId),
       apiKey: options.apiKey,
       model: gateway.model,

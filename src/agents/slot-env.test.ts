@@ -15,6 +15,7 @@ import { workerSlot } from "./worker-slot.ts";
 const NAMES = ["AGENTRL_API_KEY", "AGENTRL_MCP_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "MY_SEARCH_KEY"];
 const episode: SlotEpisode = {
   task: { id: "t", question: "q" } as SlotEpisode["task"],
+  episodeId: "e",
   baseURL: "http://127.0.0.1:1/episodes/e/v1",
   apiKey: "gateway-token",
   model: "m",
@@ -58,7 +59,12 @@ test("agents get their slot's key and the user's variables, never agentrl's secr
   const report = `Object.fromEntries(${JSON.stringify(NAMES)}.map((name) => [name, process.env[name] ?? null]))`;
   const module = join(dir, "agent.mjs");
   writeFileSync(module, `export default async () => JSON.stringify(${report});\n`);
-  assert.deepEqual(await seen(workerSlot({ path: module, env: slotEnv, memoryMb: 256 })), expected);
+  assert.deepEqual(
+    await seen(
+      workerSlot({ path: module, slotURL: "http://127.0.0.1:1/slots/s0", env: slotEnv, memoryMb: 256 }),
+    ),
+    expected,
+  );
   const script = join(dir, "agent.cjs");
   writeFileSync(script, `console.log(JSON.stringify({ answer: JSON.stringify(${report}) }));\n`);
   const command = commandSlot({

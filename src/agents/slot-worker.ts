@@ -4,12 +4,25 @@
  * Module-level clients, global default clients (`setDefaultOpenAIClient`) and clients read from the
  * environment therefore belong to this slot alone. It imports nothing of agentrl: a slot starts in
  * the time the agent's own imports take.
+ *
+ * Every `fetch` to the slot's URL made inside an episode's run (found by the async context the
+ * episode runs in, so a retry or a stray call scheduled by that episode is still its own) carries
+ * the episode's id in the slot-episode header: the gateway refuses such a call once its episode has
+ * ended instead of recording it into the slot's next episode. A client that does not use `fetch`
+ * (one on `node:http`) sends no header; its calls belong to the episode the slot runs when they
+ * arrive (src/gateway/episodes.ts `SlotTable`).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { enableCompileCache } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
 
 export type ToWorker =
-  | { type: "run"; task: unknown; context: { baseURL: string; apiKey: string; model: string } }
+  | {
+      type: "run";
+      task: unknown;
+      episodeId: string;
+      context: { baseURL: string; apiKey: string; model: string };
+    }
   | { type: "abort" };
 export type FromWorker =
   | { type: "ready" }
@@ -27,6 +40,27 @@ function answerText(value: unknown): string | null {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return JSON.stringify(value) ?? null;
 }
+
+/** The episode whose run the current async context belongs to. */
+const episodeContext = new AsyncLocalStorage<string>();
+
+/** Wraps the global `fetch` (before the agent's module makes its clients) to tag calls to the slot's URL. */
+function tagSlotCalls(slotURL: string, header: string): void {
+  const original = globalThis.fetch;
+  if (typeof original !== "function") return;
+  const prefix = `${slotURL}/`;
+  globalThis.fetch = (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const episodeId = episodeContext.getStore();
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (episodeId === undefined || !url.startsWith(prefix)) return original(input, init);
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    headers.set(header, episodeId);
+    return original(input, { ...init, headers });
+  };
+}
+
+const { slotURL, episodeHeader } = workerData as { slotURL?: string; episodeHeader?: string };
+if (slotURL && episodeHeader) tagSlotCalls(slotURL, episodeHeader);
 
 type Agent = (task: unknown, context: unknown) => unknown;
 let agent: Agent | null = null;
@@ -54,7 +88,11 @@ port.on("message", async (message: ToWorker) => {
   if (!agent) return;
   controller = new AbortController();
   try {
-    const answer = await agent(message.task, { ...message.context, signal: controller.signal });
+    const run = agent;
+    const { signal } = controller;
+    const answer = await episodeContext.run(message.episodeId, () =>
+      run(message.task, { ...message.context, signal }),
+    );
     post({ type: "answer", answer: answerText(answer) });
   } catch (error) {
     post({ type: "threw", message: error instanceof Error ? error.message : String(error) });

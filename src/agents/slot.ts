@@ -10,7 +10,11 @@
  *
  * Three kinds: a function run in process (the library API and tests: shares the process, so global
  * clients are shared too), a module in a worker thread (`--agent`: worker-slot.ts) and a command
- * run per episode (`--agent-cmd`: command-slot.ts). A slot never throws for what the agent did: an
+ * run per episode (`--agent-cmd`: command-slot.ts). The `baseURL` an agent function is handed is
+ * the slot's own URL in a worker slot (one per slot, stable across its episodes, so a global client
+ * or a provider cached from it keeps working), and the episode's own URL in a function slot (all
+ * function slots share one process: a global set from a slot URL would send one slot's calls into
+ * another slot's episode, silently, where an episode URL fails loudly once its episode ended). A slot never throws for what the agent did: an
  * agent that throws, hangs, exits, runs out of memory or prints no answer is an `agent` failure of
  * that episode, and the slot is ready for the next one.
  */
@@ -19,7 +23,13 @@ import type { AgentTask } from "./types.ts";
 
 export interface SlotEpisode {
   task: AgentTask;
-  /** The episode's own base URL (`/episodes/<id>/v1`): the per-call `baseURL` of the agent contract. */
+  /** The gateway's id of the episode. */
+  episodeId: string;
+  /**
+   * The episode's own base URL (`/episodes/<id>/v1`): the `baseURL` handed to an agent whose slot
+   * has no URL of its own (a function in this process, a command's process per episode). A worker
+   * slot hands its slot's URL instead (worker-slot.ts).
+   */
   baseURL: string;
   apiKey: string;
   model: string;

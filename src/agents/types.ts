@@ -4,8 +4,10 @@
  *   export default async function agent(task, { baseURL, apiKey, model, signal }) { … return answer; }
  *
  * `task` is what the agent may see (question, id, family, metadata, the world seed its tools need),
- * never the answer, aliases, gold plan or evidence. `baseURL` is the episode's own gateway URL: every
- * call made through it is recorded. The answer is a string (or null/undefined for none).
+ * never the answer, aliases, gold plan or evidence. `baseURL` is the slot's own gateway URL, the same
+ * on every episode the slot runs, which the gateway maps to the slot's current episode: every call
+ * made through it is recorded as that episode's, so a client made from it once (a global default
+ * client, a cached provider) keeps working. The answer is a string (or null/undefined for none).
  *
  * The module runs in a slot of its own (a worker thread, slot.ts), whose environment also points
  * clients that never see `baseURL` at the gateway: `OPENAI_BASE_URL`, `OPENAI_API_KEY`,
@@ -25,7 +27,11 @@ export interface AgentTask {
 }
 
 export interface AgentContext {
-  /** OpenAI-compatible base URL of this episode (ends in `/v1`). */
+  /**
+   * OpenAI-compatible base URL (ends in `/v1`): the slot's under `--agent` (stable across its
+   * episodes, always meaning the episode it runs now); the episode's own for a function run in
+   * process (the library API) and for `--agent-cmd`.
+   */
   baseURL: string;
   /** Key for the gateway (its token; a placeholder when it has none). */
   apiKey: string;

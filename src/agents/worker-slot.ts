@@ -1,6 +1,8 @@
 /**
  * `--agent <module>` slots: one worker thread per slot, each with its own instance of the agent
- * module and its own environment (slot.ts), under a heap limit (`memoryMb`, V8's
+ * module, its own environment and its own stable gateway URL (slot.ts; the `baseURL` its function
+ * is handed on every episode is that URL, so the OpenAI Agents SDK's default provider, which keeps
+ * the first client it is given, keeps working), under a heap limit (`memoryMb`, V8's
  * `maxOldGenerationSizeMb`) and the episode's time limit. An agent that throws fails its episode;
  * one that hangs (even in a synchronous loop), exits (`process.exit` ends only its thread), or
  * allocates past the limit has its worker terminated: the episode is an `agent` failure and the
@@ -23,6 +25,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { SLOT_EPISODE_HEADER } from "../gateway/episodes.ts";
 import {
   type AgentSlot,
   agentFailure,
@@ -36,6 +39,12 @@ import type { FromWorker, ToWorker } from "./slot-worker.ts";
 export interface WorkerSlotOptions {
   /** Path of the agent module (as `--agent` named it). */
   path: string;
+  /**
+   * The slot's gateway URL (`<gateway>/slots/<slot>`, no `/v1`): its `/v1` is the `baseURL` the
+   * agent function is handed on every episode, and the worker tags each `fetch` to it with the
+   * episode that made it (slot-worker.ts).
+   */
+  slotURL: string;
   /** The slot's environment on top of this process's (slotEnvironment). */
   env: Record<string, string>;
   /** Heap limit of the slot in MB. */
@@ -53,7 +62,11 @@ export function workerSlot(options: WorkerSlotOptions): AgentSlot {
 
   const start = () => {
     const started = new Worker(WORKER_FILE, {
-      workerData: { moduleURL: pathToFileURL(resolve(options.path)).href },
+      workerData: {
+        moduleURL: pathToFileURL(resolve(options.path)).href,
+        slotURL: options.slotURL,
+        episodeHeader: SLOT_EPISODE_HEADER,
+      },
       env: agentProcessEnv(options.env),
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
       stdout: true,
@@ -135,7 +148,8 @@ export function workerSlot(options: WorkerSlotOptions): AgentSlot {
       const message: ToWorker = {
         type: "run",
         task: episode.task,
-        context: { baseURL: episode.baseURL, apiKey: episode.apiKey, model: episode.model },
+        episodeId: episode.episodeId,
+        context: { baseURL: `${options.slotURL}/v1`, apiKey: episode.apiKey, model: episode.model },
       };
       current.postMessage(message);
       try {

@@ -138,10 +138,22 @@ export function callBytes(call: { request: unknown; response: unknown }): number
 }
 
 /**
+ * The header a slot's own calls carry naming the episode that made them (worker slots add it to
+ * every `fetch` to the slot URL made inside an episode's run, src/agents/slot-worker.ts): a call of
+ * a finished episode that reaches the slot after the next episode started is then refused instead
+ * of being recorded into the next one.
+ */
+export const SLOT_EPISODE_HEADER = "x-agentrl-slot-episode";
+
+/**
  * Slot URLs (`/slots/<slot>/v1/…`): each isolated agent slot (src/agents/worker-slot.ts) gets one
- * fixed base URL for its lifetime, in its environment, so clients made once at module level or set
- * as a global default are recorded too; the table names the episode the slot runs now. A call on a
- * slot between episodes has no episode to belong to and is refused.
+ * fixed base URL for its lifetime, in its environment and as the `baseURL` its agent function is
+ * handed, so clients made once at module level, set as a global default or cached by a provider are
+ * recorded too; the table names the episode the slot runs now. The rule (`slotEpisode`): a call on a
+ * slot URL belongs to the episode the slot runs when the call arrives; a call that arrives between
+ * episodes has none and is refused, and one that names (`SLOT_EPISODE_HEADER`) an episode other than
+ * the current one is refused too. A call already admitted stays its episode's when the episode ends
+ * (it is aborted, and recorded there), never moved into the next.
  */
 export class SlotTable {
   private readonly current = new Map<string, string>();
@@ -152,7 +164,22 @@ export class SlotTable {
     else this.current.set(slot, episodeId);
   }
 
-  episodeOf(slot: string): string | undefined {
-    return this.current.get(slot);
+  /**
+   * The episode a call on slot `slot` belongs to, or why it belongs to none: `named` is the
+   * episode the call says made it (`SLOT_EPISODE_HEADER`), when it says one.
+   */
+  slotEpisode(slot: string, named: string | undefined): { episodeId: string } | { refused: string } {
+    const current = this.current.get(slot);
+    if (current === undefined)
+      return {
+        refused: named
+          ? `slot ${slot} runs no episode now: episode ${named}, which made this call, has ended`
+          : `slot ${slot} runs no episode now (it is between episodes): a call on a slot URL belongs to the episode the slot runs when the call arrives, and one made after its agent returned belongs to none`,
+      };
+    if (named !== undefined && named !== current)
+      return {
+        refused: `this call was made by episode ${named}, which has ended; slot ${slot} now runs episode ${current}, and a finished episode's calls are never recorded into the next`,
+      };
+    return { episodeId: current };
   }
 }

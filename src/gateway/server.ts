@@ -9,7 +9,8 @@
  *                                             completions (messages.ts; base URL
  *                                             `/episodes/<id>`, or `…/v1` as the agent is handed)
  *   POST /slots/<slot>/v1/…                   the same routes for the episode slot <slot> runs now
- *                                             (`bindSlot`; a fixed base URL for an agent's env)
+ *                                             (`bindSlot`; a fixed base URL for an agent's slot;
+ *                                             refused between episodes: episodes.ts `SlotTable`)
  *   POST /v1/chat/completions                 the same, episode named by `x-agentrl-episode-id`
  *                                             (a call naming none is an episode of its own)
  *   GET  /v1/models, /episodes/<id>/v1/models the upstream's model
@@ -48,6 +49,7 @@ import {
   type EpisodeMeta,
   EpisodeRegistry,
   limitReached,
+  SLOT_EPISODE_HEADER,
   SlotTable,
 } from "./episodes.ts";
 import {
@@ -367,14 +369,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       episodeId = safeDecode(match[1]);
       rest = match[2];
       if (slotMatch) {
-        episodeId = slots.episodeOf(episodeId);
-        if (episodeId === undefined)
-          throw new RequestError(
-            409,
-            `slot ${safeDecode(slotMatch[1])} runs no episode now`,
-            null,
-            "episode_ended",
-          );
+        const named = req.headers[SLOT_EPISODE_HEADER];
+        const found = slots.slotEpisode(episodeId, typeof named === "string" && named ? named : undefined);
+        if ("refused" in found) throw new RequestError(409, found.refused, null, "episode_ended");
+        episodeId = found.episodeId;
       }
     } else {
       const header = req.headers[EPISODE_HEADER];

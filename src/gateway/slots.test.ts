@@ -1,13 +1,15 @@
 /**
  * Slot URLs: a client configured once with `/slots/<slot>/v1` (as an agent's environment is) sends
  * its calls into whichever episode the slot is bound to now; between episodes the slot's calls are
- * refused (409), never recorded into another episode.
+ * refused (409), never recorded into another episode, and so is a call naming (as a worker slot's
+ * calls do) an episode other than the one the slot runs.
  */
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import OpenAI from "openai";
+import { SLOT_EPISODE_HEADER } from "./episodes.ts";
 import { startGateway } from "./server.ts";
 import { httpUpstream } from "./upstream.ts";
 
@@ -59,8 +61,29 @@ test("a slot URL records into the episode bound to the slot, and is refused when
       const built = gateway.finishEpisode(episode, { finalAnswer: "done" });
       assert.equal(built.trajectory.turns.length, 1, `${episode}: its own call only`);
     }
-    await assert.rejects(ask(), (error: { status?: number }) => error.status === 409);
-    assert.equal(calls, 2, "the refused call never reached the upstream");
+    await assert.rejects(
+      ask(),
+      (error: { status?: number; message?: string }) =>
+        error.status === 409 && /slot s0 runs no episode now/.test(error.message ?? ""),
+    );
+    // A call that names the (ended) episode that made it is refused while the slot runs another.
+    gateway.openEpisode("ep-c");
+    gateway.bindSlot("s0", "ep-c");
+    await assert.rejects(
+      client.chat.completions.create(
+        { model: "x", messages: [{ role: "user", content: "late" }] },
+        { headers: { [SLOT_EPISODE_HEADER]: "ep-a" } },
+      ),
+      (error: { status?: number; message?: string }) =>
+        error.status === 409 &&
+        /made by episode ep-a, which has ended; slot s0 now runs episode ep-c/.test(error.message ?? ""),
+    );
+    await client.chat.completions.create(
+      { model: "x", messages: [{ role: "user", content: "own" }] },
+      { headers: { [SLOT_EPISODE_HEADER]: "ep-c" } },
+    );
+    assert.equal(gateway.finishEpisode("ep-c", { finalAnswer: "done" }).trajectory.turns.length, 1);
+    assert.equal(calls, 3, "the refused calls never reached the upstream");
   } finally {
     await gateway.close();
     await new Promise<void>((done) => upstream.close(() => done()));

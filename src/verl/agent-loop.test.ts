@@ -85,7 +85,13 @@ const answers: Record<string, unknown> = {
     ...ok,
     failure: { class: "infra", code: "model-not-found", message: "The model `m` does not exist." },
   },
+  // The chat template re-rendered an earlier turn: the response stops at the break, the reward is
+  // the whole episode's.
+  broken: { ...ok, episode_id: "ep-broken", metrics: { ...ok.metrics, prefix_breaks: 1 } },
+  wrong: { ...ok, episode_id: "ep-wrong", reward_score: 0, correct: false },
 };
+/** Task ids the canned agent-server answers only after this many ms. */
+const delays: Record<string, number> = { slow: 3000 };
 
 let server: Server;
 let url: string;
@@ -99,6 +105,8 @@ before(async () => {
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     upstreams.push(body.upstream.base_url);
     const id = body.task?.id ?? body.task_id;
+    if (delays[id]) await new Promise((done) => setTimeout(done, delays[id]));
+    if (res.destroyed) return;
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(answers[id]));
   });
@@ -290,5 +298,65 @@ test("every doubled verl version takes a mixed batch from two workers (a VL proc
       `${version}: the reward on each sample's last token`,
     );
     assert.equal(outputs[2].extra_fields.agentrl_failure_class, "infra", version);
+  }
+});
+
+test("a read timeout of the agent-server is a transient infra failure: a masked sample, not a crash", async () => {
+  const path = join(dir, "short-timeout.yaml");
+  writeFileSync(
+    path,
+    `- name: agentrl_agent\n  _target_: agentrl_agent_loop.AgentrlAgentLoop\n  server_url: ${url}\n  rollout_base_url: http://127.0.0.1:9/v1\n  timeout_s: 0.5\n`,
+  );
+  const { outputs } = await runDriver(
+    {
+      agent_loop_config_path: path,
+      rollout: { prompt_length: 128, response_length: 16 },
+      server_addresses: ["127.0.0.1:9"],
+      sampling_params: { temperature: 1.0, logprobs: true },
+      rows: [row("slow"), row("ok")],
+    },
+    { env: { AGENTRL_AGENT_SERVER: url } },
+  );
+  const [slow, fine] = outputs;
+  assert.equal(slow.extra_fields.agentrl_failure_class, "infra");
+  assert.equal(slow.extra_fields.agentrl_failure_code, "agent-server-timeout");
+  assert.match(String(slow.extra_fields.agentrl_error), /did not answer within 0\.5 s/);
+  assert.deepEqual(slow.response_mask, [0], "nothing of it trains");
+  assert.equal(slow.reward_score, 0);
+  assert.equal(slow.extra_fields.reward_extra_info.agentrl_infra, 1, "counted toward the infra failure rate");
+  assert.ok(slow.prompt_ids.length > 0, "the prompt rendered from raw_prompt");
+  assert.equal(fine.extra_fields.agentrl_episode_id, "ep-ok", "the next sample runs as usual");
+});
+
+test("a prefix-broken episode trains nothing and stays out of its group's baseline; its reward is still reported", async () => {
+  for (const name of ["agentrl_grpo", "agentrl_mt_grpo"]) {
+    const rows = ["ok", "broken", "wrong"].map((id) => ({ ...row(id), uid: "group" }));
+    const { outputs, batch } = await runDriver(
+      {
+        agent_loop_config_path: yaml(),
+        rollout: { prompt_length: 128, response_length: 16 },
+        server_addresses: ["127.0.0.1:9"],
+        sampling_params: { temperature: 1.0, logprobs: true },
+        rows,
+        estimator: { name },
+      },
+      { env: { AGENTRL_AGENT_SERVER: url, AGENTRL_TURN_WEIGHT: "0" } },
+    );
+    const broken = outputs[1];
+    assert.deepEqual(broken.response_mask, [0, 0, 0, 0], `${name}: none of its tokens trains`);
+    assert.equal(broken.reward_score, 1, `${name}: the episode's reward, as measured`);
+    assert.equal(broken.extra_fields.agentrl_prefix_breaks, 1);
+    assert.equal(broken.extra_fields.agentrl_failure_class, "", "not a failure of any class");
+    const advantages = batch.advantages as number[][];
+    assert.ok(
+      advantages[1].every((value) => value === 0),
+      `${name}: advantage 0 on every token`,
+    );
+    // The group's baseline is {1, 0} without it (mean 0.5, sample std 0.7071), not {1, 1, 0}.
+    const first = advantages[0].find((value) => value !== 0);
+    assert.ok(
+      first !== undefined && Math.abs(first - 0.5 / Math.SQRT1_2) < 1e-4,
+      `${name}: ok's advantage ${first} against a baseline without the broken episode`,
+    );
   }
 });

@@ -9,8 +9,9 @@
  * (src/gateway) in front of it, so every episode's calls are recorded with exact ids; the gateway's
  * upstream forces the request's temperature/top_p/top_k on every call (a user's agent cannot pick
  * its own). At most `maxGateways` idle gateways are kept (least recently used closed first).
- * A request may name its rollout server only within `upstreamAllow` (upstream-allow.ts; default:
- * only `--upstream`'s): the agent-server would otherwise make requests wherever a client asks.
+ * A request may name its rollout server only within `upstreamAllow` (and, with `upstreamAllowLocal`,
+ * this host's own addresses; upstream-allow.ts; default: only `--upstream`'s): the agent-server
+ * would otherwise make requests wherever a client asks.
  * At most `concurrency` episodes run at once, at most `maxQueue` wait (more get 503); each runs
  * under `episodeTimeoutMs`. An episode's own failure (upstream error, timeout, malformed
  * tool calls) is answered 200 as a failed episode with reward 0; only a malformed request is a 400.
@@ -49,7 +50,7 @@ import {
 } from "./agent-server-episode.ts";
 import { type EpisodeRequest, parseEpisodeRequest, requestTask } from "./agent-server-request.ts";
 import { statusFailure } from "./episode-failure.ts";
-import { UpstreamAllowlist } from "./upstream-allow.ts";
+import { type HostInterfaces, rolloutAllowlist } from "./upstream-allow.ts";
 
 export interface AgentServerOptions {
   /** Default 127.0.0.1. */
@@ -65,6 +66,13 @@ export interface AgentServerOptions {
    * URL is always allowed. Default: none besides it.
    */
   upstreamAllow?: readonly string[];
+  /**
+   * Also allow any port of every address of this host's network interfaces
+   * (`--upstream-allow-local`): where verl's rollout servers listen (upstream-allow.ts).
+   */
+  upstreamAllowLocal?: boolean;
+  /** The host's interfaces (default `os.networkInterfaces`; a test gives a double). */
+  interfaces?: HostInterfaces;
   /** Idle per-(rollout server, model, sampling) gateways kept open (default 16). */
   maxGateways?: number;
   /** Tasks a request may name by `task_id` (a task file, or world tasks). */
@@ -204,10 +212,14 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
     insecure: options.allowRemote,
   });
   if (warning) log(warning);
-  const allowlist = new UpstreamAllowlist([
-    ...(options.upstream ? [options.upstream.baseURL] : []),
-    ...(options.upstreamAllow ?? []),
-  ]);
+  const allowlist = rolloutAllowlist(
+    {
+      ...(options.upstream ? { upstream: options.upstream.baseURL } : {}),
+      ...(options.upstreamAllow ? { upstreamAllow: options.upstreamAllow } : {}),
+      ...(options.upstreamAllowLocal ? { upstreamAllowLocal: true } : {}),
+    },
+    options.interfaces,
+  );
   const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 8 << 20;
   const concurrency = options.concurrency ?? 64;

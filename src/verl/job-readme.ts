@@ -63,7 +63,9 @@ ${
   (\`ray_kwargs.ray_init.runtime_env.worker_process_setup_hook\`) registers it and hands it the batch's extra fields.
 - Failures: an episode that failed outside the policy never trains. The loop raises (the step stops) when vLLM
   rejects the request (4xx: e.g. the tool flags above missing), names no such model, or returns no token ids; a
-  transient failure (5xx, unreachable, timeout) comes back masked out and left out of the baseline. Each step logs
+  transient failure (5xx, unreachable, timeout, the agent-server's own read timeout) comes back masked out and left
+  out of the baseline, and so does a prefix-broken episode (its response stops at the break, its reward is the whole
+  episode's). Each step logs
   \`agentrl-step-metrics\` (failure rate by class: policy, agent, tool, infra; prefix-break and truncation rates) to the
   driver's output and \`$OUT/agentrl_step_metrics.jsonl\`, and the job stops when the infra failure rate passes
   \`AGENTRL_MAX_INFRA_FAILURE_RATE\` (${job.maxInfraFailureRate}). Validation metrics gain \`agentrl_infra\`, \`agentrl_prefix_breaks\` and

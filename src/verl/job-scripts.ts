@@ -158,12 +158,12 @@ export function servicesScript(options: VerlInitOptions, urls: Urls): string {
   ];
   if (options.mode === "agent") {
     lines.push(
-      "# The rollout servers the agent-server may call (--upstream-allow): any port of this node by",
-      "# default; set AGENTRL_ROLLOUT_ALLOW to the space-separated list of every node's for a multi-node job.",
-      "NODE_IP=\"$(hostname -i 2>/dev/null | awk '{print $1}')\"",
-      'ROLLOUT_ALLOW="${AGENTRL_ROLLOUT_ALLOW:-http://127.0.0.1:*${NODE_IP:+ http://$NODE_IP:*}}"',
-      'read -ra URLS <<< "$ROLLOUT_ALLOW"',
-      'ALLOW=(); for url in "${URLS[@]}"; do ALLOW+=(--upstream-allow "$url"); done',
+      "# The rollout servers the agent-server may call: any port of every address of this node's network",
+      "# interfaces (--upstream-allow-local). verl's rollout servers listen on Ray's node IP, which is one",
+      "# of them (docs/verl.md), whatever `hostname -i` says. For a multi-node job, add the other nodes'",
+      "# in AGENTRL_ROLLOUT_ALLOW, space-separated URL prefixes (http://10.0.0.6:* http://[fd00::6]:*).",
+      'read -ra URLS <<< "${AGENTRL_ROLLOUT_ALLOW:-}"',
+      'ALLOW=(--upstream-allow-local); for url in ${URLS[@]+"${URLS[@]}"}; do ALLOW+=(--upstream-allow "$url"); done',
       `$AGENTRL agent-server --port ${port(urls.agentServer)} "\${ALLOW[@]}" ${(options.agentServerArgs ?? []).map(shellQuote).join(" ")} &`,
       'echo "agent-server: pid $!"',
     );

@@ -5,6 +5,7 @@
  * $AGENTRL_TEST_PYTHON); the double and the fake need the standard library only.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 
 export const PYTHON = process.env.AGENTRL_TEST_PYTHON ?? "python3";
@@ -133,9 +134,11 @@ export interface FakeVllmSpec {
   answers?: Record<string, string>;
   /** Questions answered 503. */
   fail?: string[];
+  /** The loopback address it listens on (default 127.0.0.1). */
+  host?: string;
 }
 
-/** Starts the fake vLLM server with `vllm serve` flags; `address` is "127.0.0.1:port". */
+/** Starts the fake vLLM server with `vllm serve` flags; `address` is "<host>:port". */
 export async function startFakeVllm(
   specPath: string,
   flags: readonly string[] = [],
@@ -155,5 +158,6 @@ export async function startFakeVllm(
     child.on("error", fail);
     child.on("close", (code) => fail(new Error(`fake vLLM exited ${code}: ${stderr}`)));
   });
-  return { address: `127.0.0.1:${port}`, close: () => child.kill() };
+  const { host } = JSON.parse(readFileSync(specPath, "utf8")) as FakeVllmSpec;
+  return { address: `${host ?? "127.0.0.1"}:${port}`, close: () => child.kill() };
 }

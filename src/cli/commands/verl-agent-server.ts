@@ -58,6 +58,10 @@ export function register(program: Command): void {
       "rollout servers requests may name in upstream.base_url: this URL and below it (repeatable; default: only --upstream)",
       collect,
     )
+    .option(
+      "--upstream-allow-local",
+      "also allow any port of every address of this host's network interfaces (where verl's rollout servers listen: Ray's node IP)",
+    )
     .option("--max-gateways <n>", "idle per-(rollout server, sampling) recording gateways kept open", "16")
     .option(
       "--tasks <file|count>",
@@ -185,6 +189,7 @@ export function register(program: Command): void {
       const server = await startAgentServer({
         ...listen,
         upstreamAllow: options.upstreamAllow ?? [],
+        ...(options.upstreamAllowLocal ? { upstreamAllowLocal: true } : {}),
         maxGateways: parseNumber("--max-gateways", options.maxGateways, { integer: true, min: 1 }),
         tasks,
         ...(verifier ? { verifier } : {}),

@@ -15,7 +15,8 @@ A group with fewer than two scored episodes gets 0 (verl's own grpo keeps a sing
 agentrl's convention is kept for parity). An episode that failed outside the policy
 (`extra_fields.agentrl_failure_class` "infra", or "agent" for a user's agent that threw; see
 agentrl_agent_loop.py) is unscored: advantage 0 and out of its group's baselines, so it never
-trains, not even through the baseline of the others.
+trains, not even through the baseline of the others. So is a prefix-broken episode
+(`agentrl_prefix_breaks` > 0): its response stops at the break, its reward scores the whole episode.
 
 Inputs. verl calls a registered estimator with `token_level_rewards`, `response_mask`, `index` and
 `config` only, and passes `non_tensor_batch` (where the loop's turn_scores / turn_spans /
@@ -252,8 +253,12 @@ def _compute(token_level_rewards, response_mask, index, config, non_tensor_batch
     size = len(rewards)
     groups = [str(key) for key in _plain(index)] if index is not None else [str(i) for i in range(size)]
     classes = _plain(non_tensor_batch.get("agentrl_failure_class", [""] * size))
-    # Failures the model did not cause (infra; a user's agent that threw) are unscored.
-    outcomes = [None if classes[i] in UNSCORED else float(sum(rewards[i])) for i in range(size)]
+    breaks = _plain(non_tensor_batch.get("agentrl_prefix_breaks", [0] * size))
+    # Failures the model did not cause (infra; a user's agent that threw) are unscored, and so is a
+    # prefix-broken episode: its reward is the whole episode's, its response stops at the break.
+    outcomes = [
+        None if classes[i] in UNSCORED or int(breaks[i] or 0) > 0 else float(sum(rewards[i])) for i in range(size)
+    ]
     normalize = bool(_config_get(config, "norm_adv_by_std_in_grpo", True))
     kwargs = {}
     if turn_level:

@@ -67,7 +67,13 @@ Failures (the taxonomy of agentrl's src/types/failure.ts, from the agent-server'
 - agent (a user's `--agent` threw or hung): masked out and left out of the baseline the same way;
   it still counts as that agent's failure in pass@k. When no model call answered, the prompt ids are rendered from
   `raw_prompt` with verl's tokenizer.
-An agent-server that cannot be reached is retried briefly, then raises.
+- a prefix break (`metrics.prefix_breaks` > 0: the chat template re-rendered an earlier turn, so
+  the response stops at the break while `reward_score` scores the whole episode): not a failure,
+  but masked out and left out of the baseline the same way, so no token is credited with turns it
+  does not hold; its `reward_score` and `acc` stay the episode's, as measured, and the step's
+  `agentrl/prefix_break_rate` says how much of the batch did not train.
+An agent-server that cannot be reached is retried briefly, then raises. One that does not answer
+within `timeout_s` (a read timeout) is a transient infra failure (`agent-server-timeout`).
 
 Standard library only besides verl itself. The request/response JSON is in ../agent-server.md.
 """
@@ -75,6 +81,7 @@ Standard library only besides verl itself. The request/response JSON is in ../ag
 import asyncio
 import json
 import os
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -130,6 +137,29 @@ class AgentServerError(RuntimeError):
 
 class InfraFailure(RuntimeError):
     """An episode failed for a reason outside the policy that every other sample would share."""
+
+
+def _timed_out(message: str) -> dict:
+    """The agent-server's answer for an episode it did not answer in time (agent-server.md's
+    fields): no ids, reward 0, a transient infra failure."""
+    return {
+        "episode_id": None,
+        "prompt_ids": [],
+        "response_ids": [],
+        "response_mask": [],
+        "response_logprobs": None,
+        "reward_score": 0.0,
+        "turn_scores": [],
+        "turn_spans": [],
+        "num_turns": 1,
+        "correct": False,
+        "end_reason": "policy-error",
+        "error": message,
+        "failure": {"class": "infra", "code": "agent-server-timeout", "message": message},
+        "truncated": False,
+        "metrics": {},
+        "extra_fields": {},
+    }
 
 
 def _token_ids(value: Any) -> list:
@@ -227,6 +257,13 @@ class AgentrlAgentLoop(AgentLoopBase):
                 # 503: the agent-server is at its queue limit or shutting down; worth another try.
                 retry = error.code == 503
                 failure = f"answered {error.code}: {detail}"
+            except (TimeoutError, socket.timeout):
+                # A read timeout: the agent-server took the request but did not answer within
+                # timeout_s (a connect timeout arrives as URLError, below). Retrying would run the
+                # episode again behind one that may still be running, and raising would end the
+                # job for one slow episode: a transient infra failure, a masked sample, counted
+                # toward the step's infra failure rate (which stops a job whose server is stuck).
+                return _timed_out(f"agentrl agent-server {self.server_url} did not answer within {self.timeout_s:g} s")
             except (urllib.error.URLError, ConnectionError) as error:
                 retry = True
                 failure = f"unreachable: {error}"
@@ -315,9 +352,14 @@ class AgentrlAgentLoop(AgentLoopBase):
         logprobs = answer.get("response_logprobs")
         failure = answer.get("failure") or {}
         infra = failure.get("class") == "infra"
-        if infra or failure.get("class") == "agent":
+        metrics = answer.get("metrics") or {}
+        prefix_breaks = int(metrics.get("prefix_breaks", 0) or 0)
+        if infra or failure.get("class") == "agent" or prefix_breaks > 0:
             # A transient infrastructure failure, or a user's agent that threw: the model did not
-            # write this outcome, so none of its tokens trains.
+            # write this outcome, so none of its tokens trains. A prefix break: the response stops
+            # at the break while reward_score scores the whole episode, so the reward would credit
+            # tokens for turns that are not in the response; none of it trains either (and the
+            # estimator leaves it out of the group's baseline).
             response_mask = [0] * len(response_mask)
         if not response_ids:
             # One masked pad token: verl < 0.9.0 pads an empty list to lists and crashes on `.dim()`
@@ -329,9 +371,7 @@ class AgentrlAgentLoop(AgentLoopBase):
             values = [float(x) for x in logprobs][:cut] if logprobs is not None else []
             response_logprobs = values + [0.0] * (len(response_ids) - len(values))
         spans = [[int(s), min(int(e), cut)] for s, e in answer.get("turn_spans", []) if int(s) < cut]
-        metrics = answer.get("metrics") or {}
         extra = answer.get("extra_fields") or {}
-        prefix_breaks = int(metrics.get("prefix_breaks", 0) or 0)
         truncated = bool(answer.get("truncated", False))
         return AgentLoopOutput(
             prompt_ids=prompt_ids,

@@ -22,7 +22,8 @@ know" otherwise, so a group's rewards are mixed whatever order its episodes run 
 under "fail" in the spec answers 503 (an overloaded replica).
 
 Usage: fake_vllm.py SPEC.json [vllm serve flags...]; SPEC = {"model", "version", "answers":
-{question: answer}, "fail": [question]}. Prints "port N" once listening on 127.0.0.1.
+{question: answer}, "fail": [question], "host"}. Prints "port N" once listening on "host" (default
+127.0.0.1; a loopback alias such as 127.0.0.2 stands for Ray's node IP in tests).
 """
 
 import json
@@ -139,7 +140,7 @@ def main():
                 choice["token_ids"] = sampled
             self.answer(200, answer)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer((spec.get("host", "127.0.0.1"), 0), Handler)
     print(f"port {server.server_address[1]}", flush=True)
     server.serve_forever()
 
