@@ -69,7 +69,7 @@ import {
 } from "./responses.ts";
 import { sendCompletionStream } from "./send-stream.ts";
 import { StreamAssembler } from "./stream.ts";
-import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
+import { type BuiltEpisode, buildTrajectory, type GatewayInfo } from "./trajectory.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
 import type { Upstream } from "./upstream.ts";
 import { faultKey, postWithFaults, unreachableFailure } from "./upstream-faults.ts";
@@ -111,7 +111,14 @@ export interface Gateway {
   /** e.g. `http://127.0.0.1:8100` (no `/v1`). */
   readonly url: string;
   readonly model: string;
-  readonly stats: { calls: number; failedCalls: number; prefixBreaks: number; episodes: number };
+  readonly stats: {
+    calls: number;
+    failedCalls: number;
+    prefixBreaks: number;
+    episodes: number;
+    /** Calls stored without ids because the server has none (`info.gateway.textOnlyCalls`). */
+    textOnlyCalls: number;
+  };
   /** Base URL an OpenAI client of episode `id` uses. */
   episodeURL(id: string): string;
   /** Base URL of slot `slot` (no `/v1`): its calls belong to the episode bound to it now. */
@@ -142,7 +149,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const maxBody = options.maxBodyBytes ?? 4 << 20;
   const registry = new EpisodeRegistry();
   const slots = new SlotTable();
-  const stats = { calls: 0, failedCalls: 0, prefixBreaks: 0, episodes: 0 };
+  const stats = { calls: 0, failedCalls: 0, prefixBreaks: 0, episodes: 0, textOnlyCalls: 0 };
   const policyId = options.policyId ?? upstream.model;
   let anonymous = 0;
   const conversations = new ConversationStore();
@@ -161,9 +168,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       finalAnswer: finishOptions.finalAnswer,
       ...(error ? { error } : {}),
       reward: episode.reward,
+      server: { ...upstream.server, tokenIds: upstream.tokenIds },
     });
     if (finishOptions.failure) built.trajectory.failure = finishOptions.failure;
     stats.prefixBreaks += built.prefixBreaks;
+    stats.textOnlyCalls += (built.trajectory.info?.gateway as GatewayInfo).textOnlyCalls;
     stats.episodes++;
     options.onEpisode?.(built);
     return built;

@@ -114,6 +114,9 @@ export function kindProfile(kind: UpstreamKind): KindProfile {
   return PROFILES[kind];
 }
 
+/** The help of `--upstream-kind`. */
+export const UPSTREAM_KIND_HELP = `the server behind an openai: upstream (${UPSTREAM_KINDS.join(", ")}; default: detected from its routes)`;
+
 /** `--upstream-kind`: one of the kinds, or an error naming them. */
 export function parseUpstreamKind(value: string, field = "--upstream-kind"): UpstreamKind {
   if ((UPSTREAM_KINDS as readonly string[]).includes(value)) return value as UpstreamKind;
