@@ -172,7 +172,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     });
     if (finishOptions.failure) built.trajectory.failure = finishOptions.failure;
     stats.prefixBreaks += built.prefixBreaks;
-    stats.textOnlyCalls += (built.trajectory.info?.gateway as GatewayInfo).textOnlyCalls;
+    stats.textOnlyCalls += (built.trajectory.info?.gateway as GatewayInfo | undefined)?.textOnlyCalls ?? 0;
     stats.episodes++;
     options.onEpisode?.(built);
     return built;
