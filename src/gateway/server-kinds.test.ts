@@ -191,3 +191,31 @@ test("error bodies nested or flat, and a mid-stream error chunk", () => {
   assert.equal(stream.done, true);
   assert.equal(stream.upstreamError, "engine died");
 });
+
+test("an upstream built without a kind (verl's rollout servers) is asked every unstreamed way: SGLang's ids are read", async () => {
+  const { httpUpstream } = await import("./upstream.ts");
+  for (const kind of ["sglang", "vllm"] as const) {
+    const double = await startServerDouble(kind, inner);
+    const calls: GatewayCall[] = [];
+    const gateway = await startGateway({
+      upstream: httpUpstream({ baseURL: double.url, model: double.model }),
+      log: () => {},
+      onCall: (call) => calls.push(call),
+    });
+    try {
+      await (
+        await fetch(`${gateway.episodeURL("e")}/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "m", seed: 3, messages: QUESTION }),
+        })
+      ).text();
+      assert.equal(calls[0].error, undefined, kind);
+      assert.deepEqual(calls[0].promptTokenIds, double.calls[0].promptIds, kind);
+      assert.deepEqual(calls[0].choices[0].tokenIds, double.calls[0].completionIds, kind);
+    } finally {
+      await gateway.close();
+      await double.close();
+    }
+  }
+});

@@ -145,6 +145,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   const { upstream } = options;
   const profile = kindProfile(upstream.server.kind);
+  // A server of no known kind (an `httpUpstream` built without one, as verl's rollout servers are)
+  // is asked for ids in every unstreamed way vLLM and SGLang honour; ids are then read from every
+  // server's fields.
+  const assumed = upstream.server.detectedBy === "assumed";
+  const askFields: typeof profile.askFields = (options) =>
+    assumed && !options.stream
+      ? { ...profile.askFields(options), ...kindProfile("sglang").askFields(options) }
+      : profile.askFields(options);
   const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 4 << 20;
   const registry = new EpisodeRegistry();
@@ -220,7 +228,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       model: upstream.model,
       stream: upstreamStream,
       ...(asked.seed == null ? { seed: episode.callSeed(seq) } : {}),
-      ...(upstream.tokenIds ? profile.askFields({ stream: upstreamStream, tools }) : {}),
+      ...(upstream.tokenIds ? askFields({ stream: upstreamStream, tools }) : {}),
       ...(upstreamStream ? { stream_options: { include_usage: true } } : {}),
     };
     if (!upstreamStream) delete request.stream_options;
