@@ -219,3 +219,11 @@ test("an upstream built without a kind (verl's rollout servers) is asked every u
     }
   }
 });
+
+test("a flat error body (SGLang) reaches the agent nested, with its message, and the record keeps it", async () => {
+  const { status, text, call } = await oneCall("sglang", { max_tokens: 100_000 });
+  assert.equal(status, 400);
+  const body = JSON.parse(text) as { error?: { message?: string } };
+  assert.match(String(body.error?.message), /maximum context length/);
+  assert.match(String(call.error), /the upstream answered 400: Requested token count exceeds/);
+});

@@ -232,6 +232,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...(upstreamStream ? { stream_options: { include_usage: true } } : {}),
     };
     if (!upstreamStream) delete request.stream_options;
+    // The agent's own number of alternatives wins over the one the gateway asks for with logprobs.
+    if (asked.top_logprobs !== undefined) request.top_logprobs = asked.top_logprobs;
     // vLLM drops ids and log-probs with `include_reasoning: false`: the reasoning is asked for and
     // taken out of the agent's answer here instead.
     const hideReasoning = upstream.tokenIds && request.include_reasoning === false;
@@ -293,13 +295,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
             said ?? `upstream status ${upstreamResponse.status}`,
           );
         }
-        sendJson(
-          res,
-          upstreamResponse.status,
-          answer ?? {
-            error: { message: `upstream status ${upstreamResponse.status}`, type: "upstream_error" },
-          },
-        );
+        // A flat body (SGLang's) is answered nested, the shape OpenAI clients read.
+        const nestedAnswer =
+          isRecord(answer) && isRecord(answer.error)
+            ? answer
+            : {
+                error: {
+                  message: said ?? `upstream status ${upstreamResponse.status}`,
+                  type:
+                    (isRecord(answer) && typeof answer.type === "string" && answer.type) || "upstream_error",
+                  param: null,
+                  code: upstreamResponse.status,
+                },
+              };
+        sendJson(res, upstreamResponse.status, nestedAnswer);
         return null;
       }
       let completion: unknown;
