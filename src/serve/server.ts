@@ -241,10 +241,12 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
         ]
       : [];
     const promptTokens = promptTokenIds.length;
+    // The ids returned (cut at a stop sequence) when they are: a client checks the count against them.
     const completionTokens = steps.reduce(
-      (sum, step) =>
+      (sum, step, i) =>
         sum +
-        (step.tokenIds.length > 0 ? step.tokenIds.length : step.text.split(/\s+/).filter(Boolean).length),
+        (choices[i]?.token_ids?.length ??
+          (step.tokenIds.length > 0 ? step.tokenIds.length : step.text.split(/\s+/).filter(Boolean).length)),
       0,
     );
     const response = {
