@@ -102,8 +102,13 @@ export function parseCompletion(
  * the server's failure (`infra`): the turn is not a sample of the policy, and nothing can train on
  * it. A completion with no ids at all is text-only (a server that has none: counted and labelled
  * by the trajectory, refused by training), not this. Null when complete or text-only.
+ * `checkUsage: false` skips the count (llama.cpp: its ids are its log-prob entries, which it trims
+ * at a stop word while `usage` counts every decoded token).
  */
-export function tokenIdsVerdict(parsed: ParsedCompletion): Failure | null {
+export function tokenIdsVerdict(
+  parsed: ParsedCompletion,
+  options: { checkUsage?: boolean } = {},
+): Failure | null {
   const withoutIds = parsed.choices.filter((choice) => choice.tokenIds === null);
   if (parsed.promptTokenIds === null && withoutIds.length === parsed.choices.length) return null;
   if (parsed.promptTokenIds === null)
@@ -118,7 +123,7 @@ export function tokenIdsVerdict(parsed: ParsedCompletion): Failure | null {
     );
   const sampled = parsed.choices.reduce((sum, choice) => sum + (choice.tokenIds?.length ?? 0), 0);
   const counted = parsed.usage?.completion_tokens;
-  if (typeof counted === "number" && sampled < counted)
+  if (options.checkUsage !== false && typeof counted === "number" && sampled < counted)
     return infraFailure(
       "short-token-ids",
       `the upstream returned ${sampled} completion token ids for ${counted} completion tokens (usage.completion_tokens)`,

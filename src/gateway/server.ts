@@ -361,7 +361,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           .promptIds(request, episode.controller.signal)
           .catch(() => null);
       }
-      const short = upstream.tokenIds ? tokenIdsVerdict(parsed) : null;
+      const short = upstream.tokenIds
+        ? tokenIdsVerdict(parsed, { checkUsage: profile.kind !== "llamacpp" })
+        : null;
       if (short) {
         const message = `${short.message} (${profile.label}${upstream.server.version ? ` ${upstream.server.version}` : ""}): the turn cannot be stored with its ids`;
         record(episode, {
