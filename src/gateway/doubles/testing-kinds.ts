@@ -5,10 +5,12 @@
  * code), so only the server's own shaping differs.
  *
  * Sources (read 2026-12):
- * - vLLM `vllm/entrypoints/openai/protocol.py`, `ChatCompletionRequest.return_token_ids` (PR #22587,
- *   0.10.2): "the result will include token IDs … In streaming mode, prompt_token_ids is included
- *   only in the first chunk, and token_ids contains the delta tokens for each chunk";
- *   `return_tokens_as_token_ids` writes log-prob tokens `token_id:<id>`. Errors nested
+ * - vLLM `vllm/entrypoints/openai/chat_completion/protocol.py` @ 002032ee2b18e1f7bd924ec47b62504ba3866063
+ *   (earlier `vllm/entrypoints/openai/protocol.py`), `ChatCompletionRequest.return_token_ids` (PR
+ *   #22587, 0.10.2): "the result will include token IDs … In streaming mode, prompt_token_ids is
+ *   included only in the first chunk, and token_ids contains the delta tokens for each chunk";
+ *   `return_tokens_as_token_ids` writes log-prob tokens `token_id:<id>`; `_normalize_messages_before`
+ *   renames the deprecated `reasoning_content` to `reasoning`. Errors nested
  *   (`{"error": {message, type, param, code}}`, 0.10.1 on). A mid-stream failure is
  *   `data: {"error": …}` then `data: [DONE]` (`serving_chat.py`, `chat_completion_stream_generator`'s
  *   `except`). Version gaps (issue 35, the static read in PR #29074, #28256, issue #28246):
@@ -22,7 +24,8 @@
  *   `data: {error}` then `data: [DONE]`. Completion ids: `token_ids` (PR #30917), renamed
  *   `response_token_ids` (PR #35225); `return_token_ids` on a streamed call is a 400 (PR #30917).
  *   `GET /server_info` (and the older `/get_server_info`) → `{"version", …}`.
- * - llama.cpp `tools/server/server-common.cpp`, `oaicompat_chat_params_parse`: `logprobs` sets
+ * - llama.cpp `tools/server/server-common.cpp` (newest stored version aa6192d38defc9a5d9fb2987413f71b18f214270;
+ *   the lines below read in a stored copy of it), `oaicompat_chat_params_parse`: `logprobs` sets
  *   `n_probs = top_logprobs` (default 20); with tools and stream it throws "logprobs is not
  *   supported with tools + stream" (`std::invalid_argument`: a 400). Completion ids only as
  *   `logprobs.content[i].id` (`server-task.cpp`, `completion_token_output::to_json`); no prompt ids;
