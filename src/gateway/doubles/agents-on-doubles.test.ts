@@ -4,8 +4,9 @@
  * `chat.completions.stream`), with tools, on lookup tasks where the model searches before it
  * answers. In front of SGLang and the llama.cpp server every stored turn holds its prompt and
  * completion ids (those the model was fed and sampled), with no failed call, no failure and no
- * prefix break; before the gateway knew these servers, SGLang's turns were stored text-only and its
- * streamed calls were 400s, and llama.cpp's streamed calls with tools were 400s.
+^ * prefix break; before the gateway knew these servers, SGLang's turns were stored text-only and its
+ * streamed calls were 400s, and llama.cpp's streamed calls with tools were 400s. In front of
+ * Ollama (no ids) the turns are text-only: labelled with the server, counted, refused by training.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -19,6 +20,7 @@ import { worldTools } from "../../agents/public.ts";
 import type { AgentFunction } from "../../agents/types.ts";
 import { openRunDirectory } from "../../store/index.ts";
 import { resolveUpstream } from "../resolve-upstream.ts";
+import { refuseTextOnly } from "../text-only.ts";
 import type { Upstream } from "../upstream.ts";
 import { startServerDouble } from "./testing-double.ts";
 import type { DoubleKind } from "./testing-kinds.ts";
@@ -128,3 +130,40 @@ for (const kind of ["sglang", "llamacpp"] as const) {
     await measure(kind, "streaming", streamingAgent);
   });
 }
+
+test("ollama: an agent's turns are stored text-only, labelled with the server, counted, and refused for training by name", async () => {
+  const double = await startServerDouble("ollama", inner);
+  const root = mkdtempSync(join(tmpdir(), "agentrl-doubles-"));
+  try {
+    const result = await evaluateAgent({
+      agentPath: "openai.ts",
+      agent: openaiAgent as unknown as AgentFunction,
+      policy: `openai:${double.url}#${double.model}`,
+      tasks: { type: "world", split: "test", count: 2, seed: 3, family: "lookup" },
+      n: 1,
+      concurrency: 2,
+      runsRoot: root,
+      runId: "ollama",
+    });
+    assert.equal(result.metrics["gateway/failed_calls"], 0);
+    assert.equal(result.metrics["gateway/text_only_calls"], result.metrics["gateway/calls"]);
+    assert.ok((result.metrics["gateway/calls"] ?? 0) >= 2);
+    const store = openRunDirectory(join(root, "ollama"));
+    try {
+      const trajectories = store.trajectories(store.listRuns()[0].id);
+      for (const trajectory of trajectories) {
+        const info = trajectory.info?.gateway as { textOnlyCalls: number; server?: { kind: string } };
+        assert.equal(trajectory.failure, undefined);
+        assert.equal(info.server?.kind, "ollama");
+        assert.ok(info.textOnlyCalls > 0);
+        assert.ok(trajectory.turns.every((turn) => turn.tokenIds.length === 0));
+      }
+      assert.throws(() => refuseTextOnly(trajectories, "training"), /answered by Ollama without token ids/);
+    } finally {
+      store.close();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+    await double.close();
+  }
+});
