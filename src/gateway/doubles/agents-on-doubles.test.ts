@@ -4,7 +4,7 @@
  * `chat.completions.stream`), with tools, on lookup tasks where the model searches before it
  * answers. In front of SGLang and the llama.cpp server every stored turn holds its prompt and
  * completion ids (those the model was fed and sampled), with no failed call, no failure and no
-^ * prefix break; before the gateway knew these servers, SGLang's turns were stored text-only and its
+ * prefix break; before the gateway knew these servers, SGLang's turns were stored text-only and its
  * streamed calls were 400s, and llama.cpp's streamed calls with tools were 400s. In front of
  * Ollama (no ids) the turns are text-only: labelled with the server, counted, refused by training.
  */
