@@ -178,6 +178,8 @@ export async function evaluateAgent(options: EvaluateAgentOptions): Promise<Eval
         "gateway/prefix_breaks": prefixBreaks,
         "gateway/calls": runner.gateway.stats.calls,
         "gateway/failed_calls": runner.gateway.stats.failedCalls,
+        // Calls a server without token ids answered: their turns are text-only (labelled, never trained on).
+        "gateway/text_only_calls": runner.gateway.stats.textOnlyCalls,
         // Episodes of this session by failure class (agent: the agent's own; infra: the upstream's).
         "agent/failed_episodes": failures.agent,
         "agent/infra_failed_episodes": failures.infra,

@@ -15,6 +15,11 @@ import type { AgentFunction } from "./types.ts";
 async function flakyUpstream(badAnswers: number) {
   let served = 0;
   const server = createServer((req, res) => {
+    // The gateway's probes for the server's kind (GET) find nothing: a plain OpenAI-compatible server.
+    if (req.method === "GET") {
+      res.writeHead(404);
+      return res.end();
+    }
     req.resume();
     req.on("end", () => {
       res.writeHead(200, { "content-type": "application/json" });

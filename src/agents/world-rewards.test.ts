@@ -116,6 +116,11 @@ test("a model turn with two tool calls: both are kept, checked and credited", as
   // A fake upstream whose first answer calls search and calc at once, then answers.
   let served = 0;
   const server = createServer((req, res) => {
+    // The gateway's probes for the server's kind (GET) find nothing: a plain OpenAI-compatible server.
+    if (req.method === "GET") {
+      res.writeHead(404);
+      return res.end();
+    }
     req.resume();
     req.on("end", () => {
       const message =

@@ -21,6 +21,7 @@ import { type EvalTaskSource, resolveEvalTasks } from "../eval/eval-tasks.ts";
 import { type EvalToolSetup, openToolSetup } from "../eval/eval-tools.ts";
 import { defaultEvalBudgets, evalEpisodeSeed } from "../eval/run-eval.ts";
 import { countByTask } from "../eval/task-counts.ts";
+import { describeServer, kindProfile, type ServerInfo } from "../policy/openai/server-kind.ts";
 import { createExpertPolicy } from "../policy/scripted/index.ts";
 import type { RewardSpec } from "../reward/spec.ts";
 import { resolveRewardSpec } from "../reward/spec.ts";
@@ -56,6 +57,11 @@ export interface DoctorAgent {
 export interface DoctorOptions {
   /** How the policy was named (`--policy`): a checkpoint, a scripted name or `openai:<url>#<model>`. */
   policySpec: string;
+  /**
+   * The server behind an `openai:` policy (detected, or `--upstream-kind`): reported, and a server
+   * that returns no token ids fails token-exactness (training on it is not possible).
+   */
+  server?: ServerInfo;
   /** The policy itself (sampled in the episode loop); not needed with `agent` or for the cheap checks. */
   policy?: Policy;
   agent?: DoctorAgent;
@@ -147,6 +153,7 @@ async function sampleAgent(
     agent: agent.source,
     policy: options.policySpec,
     policyId: `agent:${agent.path}@${options.policySpec}`,
+    ...(options.server ? { upstream: { upstreamKind: options.server.kind } } : {}),
     ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
     ...(options.topP !== undefined ? { topP: options.topP } : {}),
     maxTurnTokens: options.budgets?.maxTurnTokens ?? AGENT_EVAL_DEFAULTS.maxTurnTokens,
@@ -291,17 +298,20 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     }
     if (wanted.has("token-exactness")) {
       const since = performance.now();
+      const textOnly = options.server && !kindProfile(options.server.kind).tokenIds ? options.server : null;
       record(
-        gatewayEpisodes
-          ? checkTokenExactness({
-              episodes: gatewayEpisodes,
-              ...(options.maxBreakRate !== undefined ? { maxBreakRate: options.maxBreakRate } : {}),
-            })
-          : skippedTokenExactness(
-              options.agent
-                ? "it reads the coverage check's gateway episodes, and coverage was not run"
-                : "the policy runs in agentrl's episode loop, which keeps the sampled ids as they are (there is no chat template to re-render them); give --agent to check an agent behind the recording gateway",
-            ),
+        textOnly
+          ? textOnlyServerCheck(textOnly)
+          : gatewayEpisodes
+            ? checkTokenExactness({
+                episodes: gatewayEpisodes,
+                ...(options.maxBreakRate !== undefined ? { maxBreakRate: options.maxBreakRate } : {}),
+              })
+            : skippedTokenExactness(
+                options.agent
+                  ? "it reads the coverage check's gateway episodes, and coverage was not run"
+                  : "the policy runs in agentrl's episode loop, which keeps the sampled ids as they are (there is no chat template to re-render them); give --agent to check an agent behind the recording gateway",
+              ),
         since,
       );
     }
@@ -316,6 +326,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     checks,
     setup: {
       policy: options.policySpec,
+      ...(options.server ? { server: describeServer(options.server) } : {}),
       ...(options.agent ? { agent: options.agent.path } : {}),
       tasks: describeTasks(options.tasks, tasks),
       taskCount: tasks.length,
@@ -328,5 +339,17 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       checks: [...wanted],
     },
     seconds,
+  };
+}
+
+/** token-exactness on a server that returns no ids at all: nothing to check, and nothing to train on. */
+function textOnlyServerCheck(server: ServerInfo): DoctorCheck {
+  const profile = kindProfile(server.kind);
+  return {
+    id: "token-exactness",
+    ok: false,
+    detail: `${describeServer(server)}: RL needs the exact ids the model was fed and sampled`,
+    changes: [{ kind: "fix-environment", text: profile.fix }],
+    data: { server: server.kind, version: server.version, tokenIds: false },
   };
 }

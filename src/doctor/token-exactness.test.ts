@@ -33,6 +33,11 @@ async function fakeUpstream(template: Template) {
     return template === "drops-stop" ? [START, 500 + step] : [START, 500 + step, STOP];
   };
   const server = createServer(async (req, res) => {
+    // A vLLM-shaped server: its `/version` is how the gateway tells its kind; other probes are 404.
+    if (req.method === "GET") {
+      res.writeHead(req.url === "/version" ? 200 : 404, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ version: "0.12.0" }));
+    }
     const request = await body(req);
     const messages = request.messages as { role: string; content: string }[];
     const prompt = [...messages.flatMap(render), START];

@@ -1,10 +1,12 @@
 /**
  * `--upstream` / `--policy` → the gateway's upstream: `openai:<base-url>#<model>` is used as it is
- * (key from `OPENAI_API_KEY` or `AGENTRL_API_KEY`, held in memory only); a checkpoint directory or a
+ * (key from `OPENAI_API_KEY` or `AGENTRL_API_KEY`, held in memory only), its server kind named
+ * (`--upstream-kind`) or detected once here (server-kind.ts); a checkpoint directory or a
  * scripted policy name is served in process by `agentrl serve`'s server on a free loopback port,
  * which returns exact token ids and log-probs.
  */
 import { basename, resolve } from "node:path";
+import { detectServer, type UpstreamKind } from "../policy/openai/server-kind.ts";
 import { parseOpenAiSpec } from "../policy/openai/spec.ts";
 import { resolvePolicy } from "../policy/resolve.ts";
 import { SCRIPTED_POLICY_NAMES } from "../policy/scripted/index.ts";
@@ -22,6 +24,8 @@ export interface ResolveUpstreamOptions {
   /** Ask an `openai:` upstream for vLLM's token ids (default true). */
   tokenIds?: boolean;
   apiKey?: string;
+  /** The server kind of an `openai:` upstream (`--upstream-kind`); default: detected. */
+  upstreamKind?: UpstreamKind;
   /** Load the policy of a sampling setting (default `resolvePolicy(spec, sampling)`): RL passes its live policy. */
   loadPolicy?: (sampling: { temperature: number; topP: number }) => Policy | Promise<Policy>;
 }
@@ -30,7 +34,15 @@ export async function resolveUpstream(spec: string, options: ResolveUpstreamOpti
   const endpoint = parseOpenAiSpec(spec);
   if (endpoint) {
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? process.env.AGENTRL_API_KEY;
-    return httpUpstream({ ...endpoint, ...(apiKey ? { apiKey } : {}), tokenIds: options.tokenIds ?? true });
+    const server = options.upstreamKind
+      ? { kind: options.upstreamKind, version: null, detectedBy: "named (--upstream-kind)" }
+      : await detectServer(endpoint.baseURL, apiKey ? { apiKey } : {});
+    return httpUpstream({
+      ...endpoint,
+      ...(apiKey ? { apiKey } : {}),
+      tokenIds: options.tokenIds ?? true,
+      server,
+    });
   }
   const model = (SCRIPTED_POLICY_NAMES as readonly string[]).includes(spec) ? spec : basename(resolve(spec));
   const load = options.loadPolicy ?? ((sampling) => resolvePolicy(spec, sampling));
@@ -51,7 +63,12 @@ export async function resolveUpstream(spec: string, options: ResolveUpstreamOpti
     resolveTask: worldTaskResolver(),
     log: () => {},
   });
-  const upstream = httpUpstream({ baseURL: server.url, model, tokenIds: true });
+  const upstream = httpUpstream({
+    baseURL: server.url,
+    model,
+    tokenIds: true,
+    server: { kind: "agentrl", version: null, detectedBy: "in-process" },
+  });
   return {
     ...upstream,
     // Known once the first request has loaded the policy.

@@ -39,9 +39,11 @@ import { activeFaultPlan, InjectedFault } from "../core/faults.ts";
 import { checkBind, HostPolicy, type ServerTimeouts } from "../http/boundary.ts";
 import { authorized, createJsonServer, readJson, sendJson, sha256 } from "../http/json.ts";
 import { RequestError } from "../http/request-error.ts";
+import { kindProfile } from "../policy/openai/server-kind.ts";
 import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
+import { ID_FIELDS } from "../policy/openai/token-ids.ts";
 import { type Failure, httpStatusFailure, infraFailure } from "../types/failure.ts";
-import { parseCompletion } from "./completion.ts";
+import { parseCompletion, tokenIdsVerdict, upstreamErrorMessage } from "./completion.ts";
 import {
   callBytes,
   EPISODE_LIMITS,
@@ -67,8 +69,9 @@ import {
   responsesToChat,
   sendResponseStream,
 } from "./responses.ts";
+import { sendCompletionStream } from "./send-stream.ts";
 import { StreamAssembler } from "./stream.ts";
-import { type BuiltEpisode, buildTrajectory } from "./trajectory.ts";
+import { type BuiltEpisode, buildTrajectory, type GatewayInfo } from "./trajectory.ts";
 import type { GatewayCall, PostedReward } from "./types.ts";
 import type { Upstream } from "./upstream.ts";
 import { faultKey, postWithFaults, unreachableFailure } from "./upstream-faults.ts";
@@ -112,7 +115,14 @@ export interface Gateway {
   /** e.g. `http://127.0.0.1:8100` (no `/v1`). */
   readonly url: string;
   readonly model: string;
-  readonly stats: { calls: number; failedCalls: number; prefixBreaks: number; episodes: number };
+  readonly stats: {
+    calls: number;
+    failedCalls: number;
+    prefixBreaks: number;
+    episodes: number;
+    /** Calls stored without ids because the server has none (`info.gateway.textOnlyCalls`). */
+    textOnlyCalls: number;
+  };
   /** Base URL an OpenAI client of episode `id` uses. */
   episodeURL(id: string): string;
   /** Base URL of slot `slot` (no `/v1`): its calls belong to the episode bound to it now. */
@@ -138,11 +148,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     maxBytes: options.maxEpisodeBytes ?? EPISODE_LIMITS.maxBytes,
   };
   const { upstream } = options;
+  const profile = kindProfile(upstream.server.kind);
+  // A server of no known kind (an `httpUpstream` built without one, as verl's rollout servers are)
+  // is asked for ids in every unstreamed way vLLM and SGLang honour; ids are then read from every
+  // server's fields.
+  const assumed = upstream.server.detectedBy === "assumed";
+  const askFields: typeof profile.askFields = (options) =>
+    assumed && !options.stream
+      ? { ...profile.askFields(options), ...kindProfile("sglang").askFields(options) }
+      : profile.askFields(options);
   const tokenDigest = options.token ? sha256(options.token) : null;
   const maxBody = options.maxBodyBytes ?? 4 << 20;
   const registry = new EpisodeRegistry();
   const slots = new SlotTable();
-  const stats = { calls: 0, failedCalls: 0, prefixBreaks: 0, episodes: 0 };
+  const stats = { calls: 0, failedCalls: 0, prefixBreaks: 0, episodes: 0, textOnlyCalls: 0 };
   const policyId = options.policyId ?? upstream.model;
   let anonymous = 0;
   const conversations = new ConversationStore();
@@ -161,12 +180,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       finalAnswer: finishOptions.finalAnswer,
       ...(error ? { error } : {}),
       reward: episode.reward,
+      server: { ...upstream.server, tokenIds: upstream.tokenIds },
     });
     if (finishOptions.failure) built.trajectory.failure = finishOptions.failure;
     // A limit the episode hit is its agent's failure, unless the infrastructure failed it first.
     else if (episode.failure && built.trajectory.failure?.class !== "infra")
       built.trajectory.failure = episode.failure;
     stats.prefixBreaks += built.prefixBreaks;
+    stats.textOnlyCalls += (built.trajectory.info?.gateway as GatewayInfo | undefined)?.textOnlyCalls ?? 0;
     stats.episodes++;
     options.onEpisode?.(built);
     return built;
@@ -206,15 +227,25 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const seq = episode.nextSeq++;
     const stream = res !== null && asked.stream === true;
+    const tools = Array.isArray(asked.tools) && asked.tools.length > 0;
+    // A server that has no ids on this streamed path is asked unstreamed; the agent still gets a stream.
+    const upstreamStream =
+      stream && !(upstream.tokenIds && profile.fetchUnstreamed({ tools, version: upstream.server.version }));
     const request: Record<string, unknown> = {
       ...asked,
       model: upstream.model,
-      stream,
+      stream: upstreamStream,
       ...(asked.seed == null ? { seed: episode.callSeed(seq) } : {}),
-      ...(upstream.tokenIds ? { return_token_ids: true, logprobs: true } : {}),
-      ...(stream ? { stream_options: { include_usage: true } } : {}),
+      ...(upstream.tokenIds ? askFields({ stream: upstreamStream, tools }) : {}),
+      ...(upstreamStream ? { stream_options: { include_usage: true } } : {}),
     };
-    if (!stream) delete request.stream_options;
+    if (!upstreamStream) delete request.stream_options;
+    // The agent's own number of alternatives wins over the one the gateway asks for with logprobs.
+    if (asked.top_logprobs !== undefined) request.top_logprobs = asked.top_logprobs;
+    // vLLM drops ids and log-probs with `include_reasoning: false`: the reasoning is asked for and
+    // taken out of the agent's answer here instead.
+    const hideReasoning = upstream.tokenIds && request.include_reasoning === false;
+    if (hideReasoning) delete request.include_reasoning;
     const startedAt = new Date();
     const started = performance.now();
     const base = { episodeId: episode.id, seq, api, startedAt: startedAt.toISOString(), stream, request };
@@ -234,6 +265,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...(failure ? { failure: injected ? { ...failure, injected } : failure } : {}),
     });
     episode.inFlight++;
+    let heldDone = false;
     try {
       let upstreamResponse: Response;
       try {
@@ -257,34 +289,49 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       }
       if (!upstreamResponse.ok) {
         const answer = await upstream.readJson(upstreamResponse).catch(() => null);
-        const message = `the upstream answered ${upstreamResponse.status}`;
+        // Nested or flat (SGLang), the server's words go into the record: a context-length 400 is
+        // then told apart from a request the server rejected as malformed.
+        const said = upstreamErrorMessage(answer);
+        const message = `the upstream answered ${upstreamResponse.status}${said ? `: ${said}` : ""}`;
         record(
           episode,
           failed(message, answer as never, httpStatusFailure(upstreamResponse.status, message)),
         );
         if (res === null) {
-          const message = (answer as { error?: { message?: unknown } } | null)?.error?.message;
           throw new RequestError(
             upstreamResponse.status,
-            typeof message === "string" ? message : `upstream status ${upstreamResponse.status}`,
+            said ?? `upstream status ${upstreamResponse.status}`,
           );
         }
-        sendJson(
-          res,
-          upstreamResponse.status,
-          answer ?? {
-            error: { message: `upstream status ${upstreamResponse.status}`, type: "upstream_error" },
-          },
-        );
+        // A flat body (SGLang's) is answered nested, the shape OpenAI clients read.
+        const nestedAnswer =
+          isRecord(answer) && isRecord(answer.error)
+            ? answer
+            : {
+                error: {
+                  message: said ?? `upstream status ${upstreamResponse.status}`,
+                  type:
+                    (isRecord(answer) && typeof answer.type === "string" && answer.type) || "upstream_error",
+                  param: null,
+                  code: upstreamResponse.status,
+                },
+              };
+        sendJson(res, upstreamResponse.status, nestedAnswer);
         return null;
       }
       let completion: unknown;
       if (
         res &&
-        stream &&
+        upstreamStream &&
         (upstreamResponse.headers.get("content-type") ?? "").includes("text/event-stream")
       ) {
-        completion = await passStream(upstreamResponse, res, upstream.maxResponseBytes);
+        completion = await passStream(upstreamResponse, res, upstream.maxResponseBytes, (chunk) =>
+          forAgent(chunk, asked, hideReasoning),
+        );
+        // The stream's `[DONE]` is held back until the call is recorded: an agent that ends its
+        // episode on it then finds every call in the trajectory.
+        heldDone = isRecord(completion) && completion[STREAM_DONE] === true;
+        if (isRecord(completion)) delete completion[STREAM_DONE];
       } else {
         try {
           completion = await upstream.readJson(upstreamResponse);
@@ -292,23 +339,55 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           completion = { error: (error as Error).message };
         }
       }
-      const parsed = parseCompletion(completion);
+      const midStream = isRecord(completion) ? completion[MID_STREAM_ERROR] : undefined;
+      const parsed =
+        typeof midStream === "string"
+          ? { error: `the upstream failed mid-stream: ${midStream}` }
+          : parseCompletion(completion, upstream.server.detectedBy === "assumed" ? "unknown" : profile.kind);
       if ("error" in parsed) {
         const message =
           typeof (completion as { error?: unknown })?.error === "string"
             ? `malformed answer from the upstream: ${(completion as { error: string }).error}`
             : parsed.error;
-        const code = /without \[DONE\]/.test(message) ? "upstream-truncated" : "upstream-malformed";
+        const code =
+          typeof midStream === "string"
+            ? "upstream-stream-error"
+            : /without \[DONE\]/.test(message)
+              ? "upstream-truncated"
+              : "upstream-malformed";
+        if (isRecord(completion)) delete completion[MID_STREAM_ERROR];
         record(
           episode,
           failed(message, isRecord(completion) ? completion : null, infraFailure(code, message)),
         );
         episode.error ??= message;
-        if (res?.headersSent) {
-          res.end();
-          return null;
-        }
+        if (res?.headersSent) return null;
         throw new RequestError(502, "the upstream model returned a malformed answer", null, "upstream_error");
+      }
+      if (upstream.tokenIds && parsed.promptTokenIds === null && upstream.promptIds) {
+        parsed.promptTokenIds = await upstream
+          .promptIds(request, episode.controller.signal)
+          .catch(() => null);
+      }
+      const short = upstream.tokenIds
+        ? tokenIdsVerdict(parsed, { checkUsage: profile.kind !== "llamacpp" })
+        : null;
+      if (short) {
+        const message = `${short.message} (${profile.label}${upstream.server.version ? ` ${upstream.server.version}` : ""}): the turn cannot be stored with its ids`;
+        record(episode, {
+          ...failed(message, completion as Record<string, unknown>, { ...short, message }),
+          promptTokenIds: parsed.promptTokenIds,
+          choices: parsed.choices,
+          usage: parsed.usage,
+        });
+        episode.error ??= message;
+        if (res?.headersSent) return null;
+        throw new RequestError(
+          502,
+          `the upstream model returned no exact token ids: ${short.message}`,
+          null,
+          "upstream_error",
+        );
       }
       record(episode, {
         ...base,
@@ -316,16 +395,26 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         response: completion as Record<string, unknown>,
         ...parsed,
       });
+      if (res && stream && !res.headersSent) {
+        // Asked unstreamed (this server has no ids on its streamed path): the agent's stream is written here.
+        sendCompletionStream(
+          res,
+          forAgent(completion as Record<string, unknown>, asked, hideReasoning),
+          asked,
+        );
+        return null;
+      }
       return res?.headersSent ? null : (completion as Record<string, unknown>);
     } finally {
       episode.inFlight--;
+      if (res?.headersSent && !res.writableEnded) res.end(heldDone ? "data: [DONE]\n\n" : undefined);
     }
   };
 
   const completions = async (episode: EpisodeLog, body: unknown, res: ServerResponse) => {
     if (!isRecord(body)) throw new RequestError(400, "the request body must be a JSON object");
     const completion = await forward(episode, body, "chat", res);
-    if (completion) sendJson(res, 200, forAgent(completion, body));
+    if (completion) sendJson(res, 200, forAgent(completion, body, body.include_reasoning === false));
   };
 
   const responsesRoute = async (episode: EpisodeLog, body: unknown, res: ServerResponse) => {
@@ -553,29 +642,53 @@ function parseReward(body: Record<string, unknown> | null): PostedReward {
   return { ...(reward !== undefined ? { reward: reward as number | null } : {}), turnRewards };
 }
 
-/** The completion as the agent asked for it: token ids and log-probs only if it asked. */
+/**
+ * The completion (or a stream chunk) as the agent asked for it: token ids (every server's fields)
+ * and log-probs only if it asked, reasoning only if it did not turn it off.
+ */
 function forAgent(
   completion: Record<string, unknown>,
   asked: Record<string, unknown>,
+  hideReasoning = false,
 ): Record<string, unknown> {
   const wantIds = asked.return_token_ids === true;
   const wantLogprobs = asked.logprobs === true;
   const out: Record<string, unknown> = { ...completion };
-  if (!wantIds) delete out.prompt_token_ids;
+  if (!wantIds) {
+    delete out.prompt_token_ids;
+    delete out.sglext;
+  }
+  if (!Array.isArray(completion.choices)) return out;
   out.choices = (completion.choices as Record<string, unknown>[]).map((choice) => {
     const copy = { ...choice };
-    if (!wantIds) delete copy.token_ids;
-    if (!wantLogprobs) copy.logprobs = null;
+    if (!wantIds) for (const field of ID_FIELDS) delete copy[field];
+    if (!wantLogprobs && copy.logprobs !== undefined) copy.logprobs = null;
+    for (const key of ["message", "delta"]) {
+      const message = copy[key];
+      if (hideReasoning && isRecord(message)) {
+        const { reasoning_content: _content, reasoning: _reasoning, ...rest } = message;
+        copy[key] = rest;
+      }
+    }
     return copy;
   });
   return out;
 }
 
-/** Pipes the upstream's event stream to the agent unchanged and returns the assembled completion. */
+/** Key of the assembled completion that carries a mid-stream error chunk's message. */
+const MID_STREAM_ERROR = "__agentrl_mid_stream_error";
+/** Key of the assembled completion that says the upstream's stream ended with `[DONE]`. */
+const STREAM_DONE = "__agentrl_stream_done";
+
+/**
+ * Pipes the upstream's event stream to the agent, each chunk as the agent asked for it (`strip`),
+ * and returns the assembled completion (a mid-stream error chunk is passed on, and marked).
+ */
 async function passStream(
   upstreamResponse: Response,
   res: ServerResponse,
   maxBytes: number,
+  strip: (chunk: Record<string, unknown>) => Record<string, unknown>,
 ): Promise<unknown> {
   res.writeHead(200, {
     "content-type": "text/event-stream",
@@ -585,19 +698,49 @@ async function passStream(
   const assembler = new StreamAssembler();
   const decoder = new TextDecoder();
   let size = 0;
+  let pending = "";
+  const forward = (block: string) => {
+    const data = block
+      .split("\n")
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(5).trimStart())
+      .join("\n");
+    let out = block;
+    if (data === "[DONE]") return;
+    if (data) {
+      try {
+        const chunk = JSON.parse(data) as unknown;
+        if (isRecord(chunk)) out = `data: ${JSON.stringify(strip(chunk))}`;
+      } catch {
+        // Not JSON: passed as it came; the assembler records the stream as malformed.
+      }
+    }
+    res.write(`${out}\n\n`);
+  };
   for await (const chunk of upstreamResponse.body as unknown as AsyncIterable<Uint8Array>) {
     size += chunk.length;
     if (size > maxBytes) {
       res.end();
       return { error: `the stream is larger than ${maxBytes} bytes` };
     }
-    res.write(chunk);
-    assembler.push(decoder.decode(chunk, { stream: true }));
+    const text = decoder.decode(chunk, { stream: true });
+    assembler.push(text);
+    pending += text.replace(/\r\n/g, "\n");
+    let cut = pending.indexOf("\n\n");
+    while (cut >= 0) {
+      forward(pending.slice(0, cut));
+      pending = pending.slice(cut + 2);
+      cut = pending.indexOf("\n\n");
+    }
   }
-  res.end();
-  if (assembler.error) return { error: assembler.error };
+  if (pending.trim()) forward(pending);
+  // The caller ends the response (with the held `[DONE]`) once the call is recorded.
+  const done = assembler.done ? { [STREAM_DONE]: true } : {};
+  if (assembler.error) return { error: assembler.error, ...done };
+  if (assembler.upstreamError !== null)
+    return { ...assembler.completion(), [MID_STREAM_ERROR]: assembler.upstreamError, ...done };
   if (!assembler.done) return { error: "the stream ended without [DONE]" };
-  return assembler.completion();
+  return { ...assembler.completion(), ...done };
 }
 
 function safeDecode(text: string): string {

@@ -1,18 +1,28 @@
 /**
  * Server-sent chat-completion chunks assembled back into one completion, so a streamed call is
- * recorded like any other: content and tool-call arguments concatenated per choice, log-prob
- * entries and `token_ids` appended in order, `prompt_token_ids` and `usage` taken from whichever
- * chunk carries them (vLLM sends the prompt's ids on the first chunk, usage on the last).
+ * recorded like any other: content, reasoning and tool-call arguments concatenated per choice,
+ * log-prob entries and per-chunk ids (`token_ids`, `response_token_ids`) appended in order under
+ * the server's own names, `prompt_token_ids` (top-level or per choice) and `usage` taken from
+ * whichever chunk carries them (vLLM sends the prompt's ids on the first chunk, usage on the last).
+ * A chunk that is an error (`data: {"error": …}`, which vLLM and SGLang send mid-stream before
+ * `[DONE]`) is kept as `upstreamError`: the stream failed, whatever came before it.
  */
+import { upstreamErrorMessage } from "./completion.ts";
 
 interface ChoiceAccumulator {
   index: number;
   content: string | null;
   toolCalls: { id: string; type: "function"; function: { name: string; arguments: string } }[];
   logprobs: unknown[] | null;
-  tokenIds: number[] | null;
+  /** Ids per field name (`token_ids`, `response_token_ids`), appended chunk by chunk. */
+  ids: Map<string, number[]>;
+  /** Reasoning text under the field name the server used. */
+  reasoning: { field: string; text: string } | null;
+  promptTokenIds: number[] | null;
   finishReason: string | null;
 }
+
+const DELTA_ID_FIELDS = ["token_ids", "response_token_ids"] as const;
 
 export class StreamAssembler {
   private readonly choices = new Map<number, ChoiceAccumulator>();
@@ -20,7 +30,10 @@ export class StreamAssembler {
   private head: Record<string, unknown> = {};
   private promptTokenIds: number[] | null = null;
   private usage: unknown = null;
+  private sglext: unknown = null;
   done = false;
+  /** The message of an error chunk, when the server failed mid-stream. */
+  upstreamError: string | null = null;
   /** Set when a chunk was not JSON or not an object: the stream is malformed. */
   error: string | null = null;
 
@@ -58,6 +71,11 @@ export class StreamAssembler {
       return;
     }
     const record = chunk as Record<string, unknown>;
+    if (record.error !== undefined || record.object === "error") {
+      this.upstreamError ??= upstreamErrorMessage(record) ?? JSON.stringify(record).slice(0, 500);
+      return;
+    }
+    if (record.sglext) this.sglext = record.sglext;
     for (const key of ["id", "created", "model", "system_fingerprint"]) {
       if (record[key] !== undefined && this.head[key] === undefined) this.head[key] = record[key];
     }
@@ -68,11 +86,25 @@ export class StreamAssembler {
       const index = typeof choice.index === "number" ? choice.index : 0;
       let acc = this.choices.get(index);
       if (!acc) {
-        acc = { index, content: null, toolCalls: [], logprobs: null, tokenIds: null, finishReason: null };
+        acc = {
+          index,
+          content: null,
+          toolCalls: [],
+          logprobs: null,
+          ids: new Map(),
+          reasoning: null,
+          promptTokenIds: null,
+          finishReason: null,
+        };
         this.choices.set(index, acc);
       }
       const delta = (choice.delta ?? {}) as Record<string, unknown>;
       if (typeof delta.content === "string") acc.content = (acc.content ?? "") + delta.content;
+      for (const field of ["reasoning_content", "reasoning"]) {
+        if (typeof delta[field] !== "string") continue;
+        acc.reasoning ??= { field, text: "" };
+        acc.reasoning.text += delta[field];
+      }
       for (const rawCall of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
         const call = rawCall as Record<string, unknown>;
         const at = typeof call.index === "number" ? call.index : acc.toolCalls.length;
@@ -86,8 +118,11 @@ export class StreamAssembler {
       const logprobs = choice.logprobs as { content?: unknown } | null | undefined;
       if (logprobs && Array.isArray(logprobs.content))
         acc.logprobs = [...(acc.logprobs ?? []), ...logprobs.content];
-      if (Array.isArray(choice.token_ids))
-        acc.tokenIds = [...(acc.tokenIds ?? []), ...(choice.token_ids as number[])];
+      for (const field of DELTA_ID_FIELDS) {
+        const ids = choice[field];
+        if (Array.isArray(ids)) acc.ids.set(field, [...(acc.ids.get(field) ?? []), ...(ids as number[])]);
+      }
+      if (Array.isArray(choice.prompt_token_ids)) acc.promptTokenIds ??= choice.prompt_token_ids as number[];
       if (typeof choice.finish_reason === "string") acc.finishReason = choice.finish_reason;
     }
   }
@@ -103,11 +138,13 @@ export class StreamAssembler {
         message: {
           role: "assistant",
           content: acc.content,
+          ...(acc.reasoning ? { [acc.reasoning.field]: acc.reasoning.text } : {}),
           ...(acc.toolCalls.length > 0 ? { tool_calls: acc.toolCalls.filter(Boolean) } : {}),
         },
         logprobs: acc.logprobs ? { content: acc.logprobs } : null,
         finish_reason: acc.finishReason,
-        ...(acc.tokenIds ? { token_ids: acc.tokenIds } : {}),
+        ...Object.fromEntries(acc.ids),
+        ...(acc.promptTokenIds ? { prompt_token_ids: acc.promptTokenIds } : {}),
       }));
     return {
       ...this.head,
@@ -115,6 +152,7 @@ export class StreamAssembler {
       choices,
       ...(this.usage ? { usage: this.usage } : {}),
       ...(this.promptTokenIds ? { prompt_token_ids: this.promptTokenIds } : {}),
+      ...(this.sglext ? { sglext: this.sglext } : {}),
     };
   }
 }

@@ -15,7 +15,9 @@
  * every turn's text but token ids only for its first segment (so `flattenTrajectory` is always an
  * exact context), and each later segment is a complete trajectory of its own in
  * `info.gateway.segments` (read them with `trajectorySegments`). Calls without token ids (an
- * upstream that does not return them) give text-only turns, counted as `missingTokenIds`.
+ * upstream that does not return them) give text-only turns, counted as `missingTokenIds` and, when
+ * the call had no ids at all, as `textOnlyCalls` (the server named in `server`). A turn's reasoning
+ * text, returned apart by the server, is kept on the turn beside the ids that cover it.
  */
 import type { EndReason, Trajectory, Turn } from "../types/trajectory.ts";
 import type { GatewayCall, PostedReward, RecordedChoice } from "./types.ts";
@@ -31,6 +33,8 @@ export interface BuildOptions {
   /** Why the episode failed (the agent threw or timed out, the upstream failed). */
   error?: string;
   reward?: PostedReward;
+  /** The upstream's server, recorded with the episode (and named when its turns are text-only). */
+  server?: { kind: string; version: string | null; tokenIds: boolean };
 }
 
 export interface GatewayInfo {
@@ -38,6 +42,13 @@ export interface GatewayInfo {
   calls: number;
   prefixBreaks: number;
   missingTokenIds: number;
+  /**
+   * Calls answered with no ids at all by a server that has none (Ollama, a hosted API, a policy
+   * without a tokenizer): their turns are text-only, and training refuses them (text-only.ts).
+   */
+  textOnlyCalls: number;
+  /** The upstream's server kind and version, when the gateway knew them. */
+  server?: { kind: string; version: string | null };
   /** Calls that failed (upstream unreachable or erroring, malformed answers). */
   failedCalls: number;
   /** Segments after the first, each a trajectory with exact token ids. */
@@ -130,6 +141,7 @@ function turnsOf(index: number, choice: RecordedChoice): Turn[] {
     text,
     tokenIds: choice.tokenIds ? [...choice.tokenIds] : [],
     logprobs: choice.tokenIds && choice.logprobs ? [...choice.logprobs] : null,
+    ...(choice.reasoning ? { reasoning: choice.reasoning } : {}),
     rewards: {},
   };
   if (choice.toolCalls.length === 0)
@@ -188,12 +200,14 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
   const turns: Turn[] = [];
   let prefixBreaks = 0;
   let missingTokenIds = 0;
+  let textOnlyCalls = 0;
   /** Index of each successful call's first turn (posted turn rewards are per call). */
   const callTurns: number[] = [];
   ok.forEach((call, i) => {
     const next = ok[i + 1];
     const choice = chosen(call, next);
     if (!call.promptTokenIds || !choice.tokenIds) missingTokenIds++;
+    if (!call.promptTokenIds && call.choices.every((each) => !each.tokenIds)) textOnlyCalls++;
     if (segments.length === 0) {
       segments.push({
         promptText: renderMessages(messagesOf(call)),
@@ -287,6 +301,8 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
     calls: calls.length,
     prefixBreaks,
     missingTokenIds,
+    textOnlyCalls,
+    ...(options.server ? { server: { kind: options.server.kind, version: options.server.version } } : {}),
     failedCalls: calls.filter((call) => call.error !== undefined).length,
     segments: later,
   };

@@ -16,6 +16,8 @@ export interface RecordedChoice {
   tokenIds: number[] | null;
   /** Log-prob of each sampled id (`choices[i].logprobs.content[*].logprob`), null when absent. */
   logprobs: number[] | null;
+  /** Reasoning text (`reasoning_content` / `reasoning`), whose ids are part of `tokenIds`. */
+  reasoning?: string;
 }
 
 export interface GatewayCall {

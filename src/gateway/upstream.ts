@@ -1,6 +1,8 @@
 /**
- * The model behind the gateway: any OpenAI-compatible `/chat/completions` (vLLM, SGLang, `agentrl
- * serve`), reached over HTTP. The key goes in the Authorization header only and is never returned
+ * The model behind the gateway: any OpenAI-compatible `/chat/completions` (vLLM, SGLang, the
+ * llama.cpp server, Ollama, a hosted API, `agentrl serve`), reached over HTTP, knowing which kind
+ * of server it is (policy/openai/server-kind.ts: how that server is asked for token ids, where it
+ * puts them, and on which paths it has none). The key goes in the Authorization header only and is never returned
  * in a record or a log line. Responses are size-limited and time-limited; a non-JSON or oversized
  * body is an error the caller records.
  */
@@ -8,6 +10,8 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Readable } from "node:stream";
+import { kindProfile, type ServerInfo, serverRoot } from "../policy/openai/server-kind.ts";
+import { isTokenIds } from "../policy/openai/token-ids.ts";
 import type { Tokenizer } from "../types/policy.ts";
 
 export interface UpstreamOptions {
@@ -15,8 +19,13 @@ export interface UpstreamOptions {
   baseURL: string;
   model: string;
   apiKey?: string;
-  /** Ask for vLLM's `return_token_ids` and `logprobs` (default true; off for servers that reject unknown fields). */
+  /** Ask for token ids the way the server honours (default true; off for servers that reject unknown fields). */
   tokenIds?: boolean;
+  /**
+   * The server (detected by resolveUpstream, or named). Default: vLLM-shaped requests with ids read
+   * from every server's fields (`detectedBy: "assumed"`).
+   */
+  server?: ServerInfo;
   /** Largest upstream body in bytes (default 32 MiB). */
   maxResponseBytes?: number;
   /** Milliseconds before an upstream call is abandoned (default 600 000). */
@@ -27,6 +36,13 @@ export interface Upstream {
   readonly baseURL: string;
   readonly model: string;
   readonly tokenIds: boolean;
+  /** The server's kind and version, and how they were found. */
+  readonly server: ServerInfo;
+  /**
+   * The prompt ids of a chat request rebuilt by the server itself (llama.cpp: `/apply-template`
+   * then `/tokenize`, the same two steps its chat route takes), or null when it cannot.
+   */
+  promptIds?(request: Record<string, unknown>, signal?: AbortSignal): Promise<number[] | null>;
   /** POST /chat/completions; the raw response for the caller to read (JSON or an event stream). */
   post(
     body: Record<string, unknown>,
@@ -45,28 +61,66 @@ export function httpUpstream(options: UpstreamOptions): Upstream {
   const baseURL = options.baseURL.replace(/\/+$/, "");
   const maxResponseBytes = options.maxResponseBytes ?? 32 << 20;
   const timeoutMs = options.timeoutMs ?? 600_000;
+  const server = options.server ?? { kind: "vllm", version: null, detectedBy: "assumed" };
+  const auth: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
+  const readJson = async (response: Response) => {
+    const text = await readLimited(response, maxResponseBytes);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(`the upstream answered ${response.status} with a body that is not JSON`);
+    }
+  };
+  const rootPost = async (path: string, body: unknown, signal?: AbortSignal) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const response = await postJson(
+      `${serverRoot(baseURL)}${path}`,
+      body,
+      auth,
+      signal ? AbortSignal.any([signal, timeout]) : timeout,
+    );
+    if (!response.ok) {
+      await response.body?.cancel();
+      return null;
+    }
+    return (await readJson(response)) as Record<string, unknown> | null;
+  };
   return {
     baseURL,
     model: options.model,
-    tokenIds: options.tokenIds ?? true,
+    tokenIds: (options.tokenIds ?? true) && kindProfile(server.kind).tokenIds,
+    server,
+    ...(kindProfile(server.kind).rebuildPromptIds
+      ? {
+          async promptIds(request: Record<string, unknown>, signal?: AbortSignal) {
+            // The chat route renders the template, then tokenizes with BOS and special tokens parsed.
+            const { messages, tools, tool_choice } = request;
+            const rendered = await rootPost(
+              "/apply-template",
+              { messages, ...(tools ? { tools } : {}), ...(tool_choice ? { tool_choice } : {}) },
+              signal,
+            );
+            if (typeof rendered?.prompt !== "string") return null;
+            const tokens = await rootPost(
+              "/tokenize",
+              { content: rendered.prompt, add_special: true, parse_special: true },
+              signal,
+            );
+            return isTokenIds(tokens?.tokens) ? tokens.tokens : null;
+          },
+        }
+      : {}),
     maxResponseBytes,
     async post(body, signal, headers) {
       const timeout = AbortSignal.timeout(timeoutMs);
       return postJson(
         `${baseURL}/chat/completions`,
         body,
-        { ...headers, ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
+        { ...headers, ...auth },
         signal ? AbortSignal.any([signal, timeout]) : timeout,
       );
     },
-    async readJson(response) {
-      const text = await readLimited(response, maxResponseBytes);
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new Error(`the upstream answered ${response.status} with a body that is not JSON`);
-      }
-    },
+    readJson,
   };
 }
 

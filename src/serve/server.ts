@@ -5,7 +5,7 @@
  *   POST /v1/chat/completions   request.ts (what is accepted) → context.ts (messages → episode
  *                               context) → batcher.ts (one `act` for concurrent requests) →
  *                               completion.ts (the turn → tool_calls or content)
- *   GET  /v1/models, /v1/models/<model>, GET /health (no auth)
+ *   GET  /v1/models, /v1/models/<model>, GET /health and GET /version (`server: "agentrl"`, no auth)
  *
  * Sampling: the policy is loaded once (`loadPolicy` with the default settings); each request's
  * `temperature`/`top_p` travel with its contexts (`PolicyContext.sampling`), so one checkpoint is
@@ -243,10 +243,12 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
         ]
       : [];
     const promptTokens = promptTokenIds.length;
+    // The ids returned (cut at a stop sequence) when they are: a client checks the count against them.
     const completionTokens = steps.reduce(
-      (sum, step) =>
+      (sum, step, i) =>
         sum +
-        (step.tokenIds.length > 0 ? step.tokenIds.length : step.text.split(/\s+/).filter(Boolean).length),
+        (choices[i]?.token_ids?.length ??
+          (step.tokenIds.length > 0 ? step.tokenIds.length : step.text.split(/\s+/).filter(Boolean).length)),
       0,
     );
     const response = {
@@ -273,6 +275,9 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       if (req.method !== "GET") throw new RequestError(405, `method ${req.method} not allowed on ${path}`);
       return sendJson(res, 200, { status: "ok" });
     }
+    // What clients probe to learn the server's kind (policy/openai/server-kind.ts): vLLM's route, with our name.
+    if (path === "/version" && req.method === "GET")
+      return sendJson(res, 200, { version: "agentrl", server: "agentrl" });
     if (!path.startsWith("/v1/"))
       throw new RequestError(404, `no route ${req.method} ${path}`, null, "not_found");
     if (tokenDigest && !authorized(req.headers.authorization, tokenDigest)) {

@@ -30,6 +30,11 @@ export interface Turn {
   tokenIds: number[];
   /** Log-prob of each sampled id under the sampling policy, when known. */
   logprobs: number[] | null;
+  /**
+   * Reasoning the model wrote before `text` (a server's `reasoning_content` / `reasoning`), when it
+   * was returned apart: its ids are part of `tokenIds`, which cover the whole completion.
+   */
+  reasoning?: string;
   action: Action;
   /** Absent when the action called no tool. */
   toolResult?: ToolResult;

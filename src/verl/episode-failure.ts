@@ -18,8 +18,8 @@ export const FATAL_INFRA_CODES = ["upstream-4xx", "model-not-found", "no-token-i
 
 /** vLLM's 404 for an unknown model: "The model `x` does not exist." */
 const MODEL_NOT_FOUND = /model .*does not exist|model .*not found|no such model/i;
-/** vLLM's 400 when prompt plus max_tokens pass max_model_len. */
-const CONTEXT_LENGTH = /maximum context length|context length|too long|max_model_len/i;
+/** A 400 for a context past the window: vLLM (max_model_len), SGLang, llama.cpp ("exceeds the available context size"). */
+const CONTEXT_LENGTH = /maximum context length|context length|context size|too long|max_model_len/i;
 
 function upstreamMessage(call: GatewayCall): string {
   const error = (call.response as { error?: { message?: unknown } | string } | null)?.error;

@@ -27,6 +27,7 @@ import { stitchDataset } from "../../data/stitch.ts";
 import type { DatasetTaskOptions } from "../../data/tasks.ts";
 import { parseTemplateShares } from "../../data/tasks.ts";
 import { exportVerlParquet } from "../../data/verl-parquet.ts";
+import { parseUpstreamKind, UPSTREAM_KIND_HELP } from "../../policy/openai/server-kind.ts";
 import { directoryRun, exportOpenAiJsonl, openRunDirectory } from "../../store/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { createProgress } from "../progress.ts";
@@ -121,6 +122,7 @@ export function register(program: Command): void {
     .option("--agent-timeout <seconds>", "--agent: seconds an episode may run", "120")
     .option("--agent-memory <MB>", "--agent: heap limit of each agent slot (worker thread)", "2048")
     .option("--agent-retries <n>", "--agent: reruns of an episode whose upstream call failed", "1")
+    .option("--upstream-kind <kind>", `--agent: ${UPSTREAM_KIND_HELP}`)
     .option("--max-turn-tokens <n>", "--agent: tokens per call when the agent sends no max_tokens", "32")
     .option("--json", "print the result as JSON")
     .action(async (options, command: Command) => {
@@ -393,6 +395,9 @@ async function collectAgentCommand(
     timeoutMs: parseNumber("--agent-timeout", options.agentTimeout, { min: 0.001 }) * 1000,
     retries: parseNumber("--agent-retries", options.agentRetries, { integer: true, min: 0 }),
     chunkTasks: parseNumber("--chunk-tasks", options.chunkTasks, { integer: true, min: 1 }),
+    ...(options.upstreamKind !== undefined
+      ? { upstream: { upstreamKind: parseUpstreamKind(options.upstreamKind) } }
+      : {}),
     out: options.out,
     runsRoot: options.runs,
     onProgress: (p) => progress.update(p.episodes, { kept: p.kept }),

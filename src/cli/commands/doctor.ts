@@ -20,6 +20,13 @@ import type { AgentSource } from "../../agents/agent-source.ts";
 import { runDoctor } from "../../doctor/run-doctor.ts";
 import { saveDoctorRun } from "../../doctor/save.ts";
 import { CHECK_IDS, type CheckId, type DoctorReport } from "../../doctor/types.ts";
+import {
+  describeServer,
+  detectServer,
+  parseUpstreamKind,
+  UPSTREAM_KIND_HELP,
+} from "../../policy/openai/server-kind.ts";
+import { parseOpenAiSpec } from "../../policy/openai/spec.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward/spec.ts";
 import { TASK_FAMILIES } from "../../types/task.ts";
@@ -28,6 +35,7 @@ import { flagOf, type TaskSourceFlags, taskSourceOf, withTaskFileOptions } from 
 
 interface DoctorCommandOptions extends TaskSourceFlags {
   policy?: string;
+  upstreamKind?: string;
   agent?: string;
   agentCmd?: string;
   seed: string;
@@ -80,6 +88,7 @@ function parseChecks(raw: string | undefined): CheckId[] | undefined {
 }
 
 function printReport(report: DoctorReport, saved: string | null): void {
+  if (typeof report.setup.server === "string") console.log(`server  ${report.setup.server}`);
   for (const check of report.checks) {
     const mark = check.skipped ? "skip" : check.ok ? "pass" : "FAIL";
     console.log(`${mark.padEnd(4)}  ${check.id.padEnd(15)}  ${check.detail}`);
@@ -133,6 +142,7 @@ export function register(program: Command): void {
       .option("--group-size <G>", "GRPO group size: samples per task for coverage", "8")
       .option("--target <share>", "share of GRPO groups with signal coverage must reach", "0.3")
       .option("--max-break-rate <rate>", "token-exactness: largest acceptable prefix-break rate", "0.01")
+      .option("--upstream-kind <kind>", UPSTREAM_KIND_HELP)
       .option("--checks <ids>", `only these checks, comma-separated (${CHECK_IDS.join(", ")})`),
   )
     .option("--max-turns <n>", "turns per episode (default 14)")
@@ -175,10 +185,26 @@ export function register(program: Command): void {
         raw.policy && !agent && needsPolicy
           ? await resolvePolicy(raw.policy, { temperature, topP, openai: { concurrency: batchSize } })
           : undefined;
+      const endpoint = raw.policy ? parseOpenAiSpec(raw.policy) : null;
+      const server = endpoint
+        ? raw.upstreamKind !== undefined
+          ? {
+              kind: parseUpstreamKind(raw.upstreamKind),
+              version: null,
+              detectedBy: "named (--upstream-kind)",
+            }
+          : await detectServer(endpoint.baseURL, {
+              ...((process.env.OPENAI_API_KEY ?? process.env.AGENTRL_API_KEY)
+                ? { apiKey: (process.env.OPENAI_API_KEY ?? process.env.AGENTRL_API_KEY) as string }
+                : {}),
+            })
+        : undefined;
+      if (server && !raw.json) console.error(`  server: ${describeServer(server)}`);
       let report: DoctorReport;
       try {
         report = await runDoctor({
           policySpec,
+          ...(server ? { server } : {}),
           ...(policy ? { policy } : {}),
           ...(agent ? { agent } : {}),
           tasks,

@@ -10,6 +10,7 @@ import { formatCurveTable } from "../../eval/curves.ts";
 import { evalJson } from "../../eval/eval-files.ts";
 import { readEvalRunConfig, recordedTaskSource } from "../../eval/eval-run-data.ts";
 import type { EvalTaskSource } from "../../eval/eval-tasks.ts";
+import { parseUpstreamKind } from "../../policy/openai/server-kind.ts";
 import { readTaskFile } from "../../tasks/index.ts";
 import { TASK_FAMILIES, type TaskFamily } from "../../types/task.ts";
 import { VERIFIER_NAMES, type VerifierName } from "../../verify/index.ts";
@@ -34,6 +35,7 @@ export interface AgentEvalFlags {
   concurrency?: string;
   agentTimeout?: string;
   agentRetries?: string;
+  upstreamKind?: string;
   runs: string;
   runId?: string;
   resume?: string;
@@ -136,6 +138,9 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
       evaluateAgent({
         ...options,
         concurrency,
+        ...(raw.upstreamKind !== undefined
+          ? { upstream: { upstreamKind: parseUpstreamKind(raw.upstreamKind) } }
+          : {}),
         ...(raw.agentRetries !== undefined
           ? { retries: parseNumber("--agent-retries", raw.agentRetries, { integer: true, min: 0 }) }
           : {}),
@@ -169,5 +174,8 @@ export async function evalAgentCommand(raw: AgentEvalFlags): Promise<void> {
       `failed episodes (agent error, timeout) ${totals.policyErrors}; ` +
       `infra failures (upstream, verifier; not samples) ${totals.infraFailures}; gateway calls ${result.metrics["gateway/calls"]}, prefix breaks ${result.metrics["gateway/prefix_breaks"]}`,
   );
+  const textOnly = result.metrics["gateway/text_only_calls"] ?? 0;
+  if (textOnly > 0)
+    console.log(`text-only calls (the server returned no token ids: measured, never trained on) ${textOnly}`);
   console.log(`run: ${result.directory}`);
 }

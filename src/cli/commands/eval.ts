@@ -11,6 +11,7 @@ import {
   type EvaluateOptions,
   evaluate,
 } from "../../eval/run-eval.ts";
+import { UPSTREAM_KIND_HELP } from "../../policy/openai/server-kind.ts";
 import { parseOpenAiSpec } from "../../policy/openai/spec.ts";
 import { resolvePolicy } from "../../policy/resolve.ts";
 import { TASK_FAMILIES } from "../../types/task.ts";
@@ -39,6 +40,7 @@ interface EvalCommandOptions extends TaskSourceFlags {
   concurrency?: string;
   agentTimeout?: string;
   agentRetries?: string;
+  upstreamKind?: string;
   agentMemory?: string;
 }
 
@@ -161,6 +163,7 @@ export function register(program: Command): void {
     .option("--concurrency <n>", "--agent: episodes running at once", "8")
     .option("--agent-timeout <seconds>", "--agent: seconds an episode may run (default 120)")
     .option("--agent-retries <n>", "--agent: reruns of an episode whose upstream call failed (default 1)")
+    .option("--upstream-kind <kind>", `--agent: ${UPSTREAM_KIND_HELP}`)
     .option("--agent-memory <MB>", "--agent: heap limit of each agent slot, a worker thread (default 2048)")
     .action(async (raw: EvalCommandOptions, command: Command) => {
       if (raw.agent !== undefined || raw.agentCmd !== undefined || (raw.resume && agentRunConfig(raw.resume)))

@@ -12,6 +12,7 @@ import { scoreWorldEpisode } from "../../agents/score-episode.ts";
 import { EPISODE_LIMITS } from "../../gateway/episodes.ts";
 import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
 import { startGateway } from "../../gateway/server.ts";
+import { describeServer, parseUpstreamKind, UPSTREAM_KIND_HELP } from "../../policy/openai/server-kind.ts";
 import { REWARD_PRESETS, resolveRewardSpec } from "../../reward/index.ts";
 import { openOrCreateRunDirectory } from "../../store/index.ts";
 import { addServerOptions, parseNumber, serverOptions } from "./options.ts";
@@ -29,7 +30,8 @@ export function register(program: Command): void {
       "checkpoint directory, scripted policy, or openai:<base-url>#<model>",
     )
     .option("--store <dir>", "run directory to record calls and trajectories in (created if missing)")
-    .option("--no-token-ids", "do not ask an openai: upstream for vLLM's return_token_ids/logprobs")
+    .option("--no-token-ids", "do not ask an openai: upstream for token ids (the server's own way)")
+    .option("--upstream-kind <kind>", UPSTREAM_KIND_HELP)
     .option("--temperature <t>", "checkpoint upstream: temperature when a request omits it", "1")
     .option("--top-p <p>", "checkpoint upstream: top_p when a request omits it", "1")
     .option("--max-tokens <n>", "checkpoint upstream: max_tokens when a request omits it", "32")
@@ -57,7 +59,12 @@ export function register(program: Command): void {
         topP: parseNumber("--top-p", options.topP, { min: 0, max: 1 }),
         maxTokens: parseNumber("--max-tokens", options.maxTokens, { integer: true, min: 1 }),
         tokenIds: options.tokenIds !== false,
+        ...(options.upstreamKind !== undefined
+          ? { upstreamKind: parseUpstreamKind(options.upstreamKind) }
+          : {}),
       });
+      if (upstream.server.detectedBy !== "in-process")
+        console.error(`agentrl gateway: upstream ${describeServer(upstream.server)}`);
       const recording = options.store
         ? openOrCreateRunDirectory(options.store, {
             kind: "rollout",

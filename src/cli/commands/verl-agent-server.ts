@@ -20,6 +20,7 @@ import { openToolSetup } from "../../eval/eval-tools.ts";
 import { LONG_FORM_BUDGETS } from "../../eval/run-eval.ts";
 import { resolveUpstream } from "../../gateway/resolve-upstream.ts";
 import type { Upstream } from "../../gateway/upstream.ts";
+import { parseUpstreamKind, UPSTREAM_KIND_HELP } from "../../policy/openai/server-kind.ts";
 import { parseOpenAiSpec } from "../../policy/openai/spec.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../../reward/spec.ts";
 import { openOrCreateRunDirectory } from "../../store/index.ts";
@@ -53,6 +54,7 @@ export function register(program: Command): void {
       "--upstream <policy>",
       "rollout server for requests that name none: checkpoint directory, scripted policy, or openai:<base-url>#<model>",
     )
+    .option("--upstream-kind <kind>", UPSTREAM_KIND_HELP)
     .option(
       "--upstream-allow <url-prefix>",
       "rollout servers requests may name in upstream.base_url: this URL and below it (repeatable; default: only --upstream)",
@@ -166,6 +168,9 @@ export function register(program: Command): void {
         upstream = await resolveUpstream(options.upstream, {
           maxTokens: budgets.maxTurnTokens,
           tokenIds: true,
+          ...(options.upstreamKind !== undefined
+            ? { upstreamKind: parseUpstreamKind(options.upstreamKind) }
+            : {}),
         });
       }
 

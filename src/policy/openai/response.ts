@@ -3,15 +3,16 @@
  * and this never throws (a completion with no choice is an error step).
  *
  * Token ids are taken only from what the server says it sampled, never re-tokenised from the text
- * (re-tokenisation drifts): vLLM's per-choice `token_ids` (`return_token_ids: true`), or log-prob
- * tokens written as `token_id:<id>` (`return_tokens_as_token_ids: true`), or `token_id` numbers on
- * each log-prob entry (what `agentrl serve` adds). Without them `tokenIds` is `[]`. When both ids
+ * (re-tokenisation drifts), wherever its kind of server puts them (token-ids.ts: vLLM's per-choice
+ * `token_ids` or `token_id:<id>` log-prob tokens, SGLang's `response_token_ids`, llama.cpp's `id`
+ * and `agentrl serve`'s `token_id` on each log-prob entry). Without them `tokenIds` is `[]`. When both ids
  * and log-probs come back with different lengths they cannot be paired token by token, so the
  * log-probs are dropped (null) rather than misaligned.
  */
 import type { ChatCompletion } from "openai/resources/chat/completions";
 import { type Failure, infraFailure } from "../../types/failure.ts";
 import type { ChatToolCall, PolicyStep } from "../../types/policy.ts";
+import { readCompletionIds } from "./token-ids.ts";
 
 export function errorStep(message: string, failure?: Failure): PolicyStep {
   return {
@@ -23,8 +24,6 @@ export function errorStep(message: string, failure?: Failure): PolicyStep {
     ...(failure ? { failure } : {}),
   };
 }
-
-const TOKEN_ID_PREFIX = /^token_id:(\d+)$/;
 
 export function stepFromCompletion(completion: ChatCompletion): PolicyStep {
   const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
@@ -49,7 +48,10 @@ export function stepFromCompletion(completion: ChatCompletion): PolicyStep {
     ? entries.map((entry) => (typeof entry?.logprob === "number" ? entry.logprob : Number.NaN))
     : null;
   if (logprobs?.some((value) => Number.isNaN(value))) logprobs = null;
-  const tokenIds = readTokenIds(choice as unknown as Record<string, unknown>, entries);
+  const tokenIds = readTokenIds(
+    choice as unknown as Record<string, unknown>,
+    completion as unknown as Record<string, unknown>,
+  );
   if (logprobs && tokenIds.length > 0 && logprobs.length !== tokenIds.length) logprobs = null;
   return {
     text: content ?? refusal ?? "",
@@ -60,22 +62,10 @@ export function stepFromCompletion(completion: ChatCompletion): PolicyStep {
   };
 }
 
-function readTokenIds(choice: Record<string, unknown>, entries: readonly unknown[] | null): number[] {
-  const direct = choice["token_ids"];
-  if (Array.isArray(direct) && direct.every(isTokenId)) return [...direct];
-  if (!entries || entries.length === 0) return [];
-  const ids: number[] = [];
-  for (const entry of entries as { token?: unknown; token_id?: unknown }[]) {
-    const match = typeof entry?.token === "string" ? TOKEN_ID_PREFIX.exec(entry.token) : null;
-    if (match) ids.push(Number(match[1]));
-    else if (isTokenId(entry?.token_id)) ids.push(entry.token_id);
-    else return [];
-  }
-  return ids;
-}
-
-function isTokenId(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+function readTokenIds(choice: Record<string, unknown>, completion: Record<string, unknown>): number[] {
+  // Wherever a server puts them (token-ids.ts): vLLM's `token_ids` or `token_id:<n>` tokens, SGLang's
+  // `response_token_ids`, llama.cpp's `id` and agentrl serve's `token_id` on each log-prob entry.
+  return readCompletionIds(choice, completion) ?? [];
 }
 
 function finishReasonOf(reason: unknown, hasToolCalls: boolean): PolicyStep["finishReason"] {
