@@ -7,6 +7,7 @@ import { copyFile, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type HfTokenizer, loadHfTokenizer } from "./tokenizer.ts";
 
 export type PackagedTokenizer = "qwen3" | "llama3";
 
@@ -25,8 +26,34 @@ export const TESTDATA = fileURLToPath(new URL("./testdata/", import.meta.url));
 /** The template folders of chat-renders.json, as scripts/hf-text-fixtures.py builds them. */
 export type TemplateFolderName = "qwen3" | "qwen3-jinja" | "llama3.1";
 
-/** A temporary folder: the package's tokenizer files plus, for the .jinja variants, chat_template.jinja. */
-export async function templateFolder(name: TemplateFolderName): Promise<string> {
+const folders = new Map<TemplateFolderName, Promise<string>>();
+
+/**
+ * A temporary folder (one per name and process): the package's tokenizer files plus, for the
+ * .jinja variants, chat_template.jinja. Tests only read it.
+ */
+export function templateFolder(name: TemplateFolderName): Promise<string> {
+  let folder = folders.get(name);
+  if (folder === undefined) {
+    folder = makeTemplateFolder(name);
+    folders.set(name, folder);
+  }
+  return folder;
+}
+
+const tokenizers = new Map<string, Promise<HfTokenizer>>();
+
+/** The folder's tokenizer, loaded once per process (11 MB of JSON each). */
+export function cachedTokenizer(folder: string): Promise<HfTokenizer> {
+  let tokenizer = tokenizers.get(folder);
+  if (tokenizer === undefined) {
+    tokenizer = loadHfTokenizer(folder);
+    tokenizers.set(folder, tokenizer);
+  }
+  return tokenizer;
+}
+
+async function makeTemplateFolder(name: TemplateFolderName): Promise<string> {
   const source = packagedTokenizerFolder(name === "llama3.1" ? "llama3" : "qwen3");
   const folder = await mkdtemp(join(tmpdir(), `agentrl-hf-${name}-`));
   for (const file of ["tokenizer.json", "tokenizer_config.json"]) {
