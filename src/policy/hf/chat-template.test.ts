@@ -113,3 +113,15 @@ test("templateMessage parses JSON-object arguments and leaves any other string a
     "7",
   );
 });
+
+test("content parts: text parts joined with newlines, any other part refused by its type", () => {
+  const parts = [
+    { type: "text", text: "a" },
+    { type: "text", text: "b" },
+  ];
+  assert.equal(templateMessage({ role: "user", content: parts }).content, "a\nb");
+  assert.throws(
+    () => templateMessage({ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }),
+    /part of type "image_url"/,
+  );
+});

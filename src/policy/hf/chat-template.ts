@@ -25,13 +25,16 @@ import {
 /** The OpenAI chat message shape, as it comes from a client or from a parsed sample. */
 export interface HfChatMessage {
   role: "system" | "user" | "assistant" | "tool";
-  content?: string | null;
+  /** Text, or OpenAI content parts (their text parts are joined with "\n" for the template). */
+  content?: string | null | readonly HfContentPart[];
   tool_calls?: readonly HfToolCall[];
   tool_call_id?: string;
   name?: string;
   /** The assistant's thinking, as vLLM's reasoning parsers return it (Qwen3's template reads it). */
   reasoning_content?: string | null;
 }
+
+export type HfContentPart = { type: "text"; text: string } | { type: string; [key: string]: unknown };
 
 export interface HfToolCall {
   id: string;
@@ -97,12 +100,18 @@ export function chatTemplateFrom(
   };
 }
 
-/** The message as the template sees it: undefined fields dropped, JSON-object arguments parsed. */
+/**
+ * The message as the template sees it: undefined fields dropped, content parts joined into text
+ * (templates of text models call string methods on `content`; vLLM joins them the same way), and
+ * JSON-object arguments parsed. A non-text part (an image) is refused by its type: these
+ * checkpoints read text only.
+ */
 export function templateMessage(message: HfChatMessage): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(message)) {
     if (value !== undefined) result[key] = value;
   }
+  if (Array.isArray(message.content)) result.content = partsText(message.content);
   if (message.tool_calls !== undefined) {
     result.tool_calls = message.tool_calls.map((call) => ({
       ...call,
@@ -110,6 +119,15 @@ export function templateMessage(message: HfChatMessage): Record<string, unknown>
     }));
   }
   return result;
+}
+
+function partsText(parts: readonly HfContentPart[]): string {
+  return parts
+    .map((part) => {
+      if (part.type === "text" && typeof part.text === "string") return part.text;
+      throw new Error(`chat message content part of type "${part.type}": only "text" parts are supported`);
+    })
+    .join("\n");
 }
 
 function parsedArguments(text: string): unknown {
