@@ -52,11 +52,21 @@ export interface ChatRenderOptions {
 
 export interface ChatTemplate {
   render(messages: readonly HfChatMessage[], options: ChatRenderOptions): string;
-  /** The template text in use (`tool_use` variant excluded), for format detection. */
-  readonly source: string;
+  /** Every template text the folder holds (`default` first, then `tool_use`), for format detection. */
+  readonly sources: readonly string[];
 }
 
-/** Reads the folder's template; throws naming both places when neither holds one. */
+/** The folder has no chat template (a base model): it cannot be served a chat. */
+export class NoChatTemplateError extends Error {
+  constructor(folder: string) {
+    super(
+      `${folder}: no chat template: neither chat_template.jinja nor a chat_template field in tokenizer_config.json`,
+    );
+    this.name = "NoChatTemplateError";
+  }
+}
+
+/** Reads the folder's template; throws NoChatTemplateError naming both places when neither holds one. */
 export async function loadChatTemplate(folder: string): Promise<ChatTemplate> {
   const config = await readTokenizerConfig(folder);
   const jinja = await readOptional(join(folder, "chat_template.jinja"));
@@ -85,7 +95,7 @@ export function chatTemplateFrom(
   };
   compile(templates.default);
   return {
-    source: templates.default,
+    sources: templates.tool_use === undefined ? [templates.default] : [templates.default, templates.tool_use],
     render(messages, options) {
       const hasTools = options.tools !== undefined && options.tools.length > 0;
       const text = hasTools && templates.tool_use !== undefined ? templates.tool_use : templates.default;
@@ -153,7 +163,5 @@ function namedTemplates(field: unknown, folder: string): { default: string; tool
       `${join(folder, "tokenizer_config.json")}: chat_template is a list without a "default" entry (names: ${[...byName.keys()].join(", ") || "none"})`,
     );
   }
-  throw new Error(
-    `${folder}: no chat template: neither chat_template.jinja nor a chat_template field in tokenizer_config.json`,
-  );
+  throw new NoChatTemplateError(folder);
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -53,7 +53,6 @@ test("special tokens: Qwen3's eos is <|im_end|>, Llama 3.1 adds <|begin_of_text|
 test("generation_config.json's eos_token_id list joins the tokenizer's eos, without repeats", async () => {
   const folder = await mkdtemp(join(tmpdir(), "agentrl-hf-tok-"));
   const source = packagedTokenizerFolder("qwen3");
-  const { copyFile } = await import("node:fs/promises");
   await copyFile(join(source, "tokenizer.json"), join(folder, "tokenizer.json"));
   await copyFile(join(source, "tokenizer_config.json"), join(folder, "tokenizer_config.json"));
   await writeFile(join(folder, "generation_config.json"), JSON.stringify({ eos_token_id: [151645, 151643] }));

@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { type HfChatMessage, loadChatTemplate } from "./chat-template.ts";
@@ -141,6 +144,7 @@ test("format detection: the templates decide, model_type settles a template with
   assert.equal(await toolCallFormatOf(await templateFolder("qwen3-jinja"), "qwen3"), "hermes");
   assert.equal(await toolCallFormatOf(await templateFolder("llama3.1"), "llama"), "llama3-json");
   assert.equal(toolCallFormatOfTemplate("{{ messages[0].content }}"), "none");
+  assert.equal(await toolCallFormatOf(await mkdtemp(join(tmpdir(), "agentrl-hf-none-")), "llama"), "none");
   const both = '<tool_call> "parameters" ipython';
   assert.equal(toolCallFormatOfTemplate(both, "llama"), "llama3-json");
   assert.equal(toolCallFormatOfTemplate(both, "qwen3"), "hermes");

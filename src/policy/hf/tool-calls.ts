@@ -19,9 +19,12 @@
  * failure. Nothing here throws on model text.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
-import type { HfChatMessage, HfToolCall } from "./chat-template.ts";
-import { readOptional, readTokenizerConfig } from "./tokenizer-config.ts";
+import {
+  type HfChatMessage,
+  type HfToolCall,
+  loadChatTemplate,
+  NoChatTemplateError,
+} from "./chat-template.ts";
 
 export type ToolCallFormat = "hermes" | "llama3-json" | "none";
 export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ["hermes", "llama3-json", "none"];
@@ -44,16 +47,15 @@ export interface ParseToolCallsOptions {
  * the model was trained to write); `modelType` only settles a template that shows both markers.
  */
 export async function toolCallFormatOf(folder: string, modelType: string): Promise<ToolCallFormat> {
-  const jinja = await readOptional(join(folder, "chat_template.jinja"));
-  const field = (await readTokenizerConfig(folder)).chat_template;
-  const source =
-    jinja ??
-    (typeof field === "string"
-      ? field
-      : Array.isArray(field)
-        ? field.map((entry: { template?: unknown }) => String(entry?.template ?? "")).join("\n")
-        : "");
-  return toolCallFormatOfTemplate(source, modelType);
+  let sources: readonly string[];
+  try {
+    sources = (await loadChatTemplate(folder)).sources;
+  } catch (error) {
+    // A checkpoint without a template (a base model) writes no tool calls.
+    if (error instanceof NoChatTemplateError) return "none";
+    throw error;
+  }
+  return toolCallFormatOfTemplate(sources.join("\n"), modelType);
 }
 
 /** The format a template's text writes tool calls in (see toolCallFormatOf). */
