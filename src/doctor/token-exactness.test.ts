@@ -122,6 +122,11 @@ test("a template that breaks prefixes fails with its break rate", async () => {
   assert.equal(check.ok, false);
   assert.equal(check.data?.prefixBreaks, 8);
   assert.match(check.detail, /8 prefix breaks in 8 turn transitions \(100%/);
+  // The stop token, last of each completion, is missing from the next prompt: a break in the
+  // sampled ids costing that one token each time.
+  assert.deepEqual(check.data?.prefixBreakSites, { prompt: 0, sampled: 8, short: 0 });
+  assert.equal(check.data?.prefixLostTokens, 8);
+  assert.match(check.detail, /8 in the sampled ids .*; 8 tokens of context/);
   assert.equal(check.changes[0].kind, "fix-template");
 });
 

@@ -40,6 +40,24 @@ function stoppedTurnEnds(trajectory: Trajectory): number[] {
     .map((turn) => turn.tokenIds[turn.tokenIds.length - 1]);
 }
 
+/**
+ * Where the breaks were and what they cost, when the gateway recorded it (episodes recorded
+ * before it was counted have no sites): the tokens from each break on are prefilled again and
+ * trained as a context the model never saw.
+ */
+function breakCost(sites: { prompt: number; sampled: number; short: number }, lostTokens: number): string {
+  const counted = sites.prompt + sites.sampled + sites.short;
+  if (counted === 0) return "";
+  const parts = [
+    sites.prompt > 0
+      ? `${sites.prompt} in earlier turns re-rendered (a template dropping <think> or reformatting tool calls)`
+      : "",
+    sites.sampled > 0 ? `${sites.sampled} in the sampled ids (the turn came back as other ids)` : "",
+    sites.short > 0 ? `${sites.short} prompts cut short` : "",
+  ].filter(Boolean);
+  return ` (${parts.join(", ")}; ${lostTokens} tokens of context from the breaks on, prefilled again and trained as a context the model never saw)`;
+}
+
 export function checkTokenExactness(options: {
   episodes: readonly GatewayEpisode[];
   maxBreakRate?: number;
@@ -50,6 +68,8 @@ export function checkTokenExactness(options: {
   let breaks = 0;
   let missing = 0;
   let brokenEpisodes = 0;
+  const sites = { prompt: 0, sampled: 0, short: 0 };
+  let lostTokens = 0;
   const ends = new Map<number, number>();
   for (const episode of options.episodes) {
     const info = episode.trajectory.info?.gateway as GatewayInfo | undefined;
@@ -59,6 +79,9 @@ export function checkTokenExactness(options: {
     breaks += episode.prefixBreaks;
     missing += info?.missingTokenIds ?? 0;
     if (episode.prefixBreaks > 0) brokenEpisodes++;
+    for (const site of ["prompt", "sampled", "short"] as const)
+      sites[site] += info?.prefixBreakSites?.[site] ?? 0;
+    lostTokens += info?.prefixLostTokens ?? 0;
     for (const id of stoppedTurnEnds(episode.trajectory)) ends.set(id, (ends.get(id) ?? 0) + 1);
   }
   const breakRate = transitions === 0 ? 0 : breaks / transitions;
@@ -78,7 +101,8 @@ export function checkTokenExactness(options: {
   }
   if (breakRate > maxBreakRate) {
     problems.push(
-      `${breaks} prefix breaks in ${transitions} turn transitions (${percent(breakRate)}, ${brokenEpisodes} of ${options.episodes.length} episodes; threshold ${percent(maxBreakRate)}): later prompts do not extend the earlier prompt and completion token for token`,
+      `${breaks} prefix breaks in ${transitions} turn transitions (${percent(breakRate)}, ${brokenEpisodes} of ${options.episodes.length} episodes; threshold ${percent(maxBreakRate)}): later prompts do not extend the earlier prompt and completion token for token` +
+        breakCost(sites, lostTokens),
     );
   }
   if (stopMasked) {
@@ -112,6 +136,8 @@ export function checkTokenExactness(options: {
       calls,
       transitions,
       prefixBreaks: breaks,
+      prefixBreakSites: sites,
+      prefixLostTokens: lostTokens,
       breakRate,
       maxBreakRate,
       missingTokenIds: missing,

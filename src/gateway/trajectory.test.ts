@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { countToolCalls, flattenTrajectory } from "../types/trajectory.ts";
-import { buildTrajectory, trajectorySegments } from "./trajectory.ts";
+import { buildTrajectory, type GatewayInfo, trajectorySegments } from "./trajectory.ts";
 import type { GatewayCall, RecordedChoice } from "./types.ts";
 
 function choice(partial: Partial<RecordedChoice>): RecordedChoice {
@@ -94,6 +94,10 @@ test("a prompt that does not extend the last one is a counted break; each segmen
   ];
   const { trajectory, prefixBreaks } = buildTrajectory(calls, options);
   assert.equal(prefixBreaks, 1);
+  // Expected [1 2 3 | 10 11 12]: the break is at index 4, inside the sampled ids; 2 tokens lost.
+  const info = trajectory.info?.gateway as GatewayInfo;
+  assert.deepEqual(info.prefixBreakSites, { prompt: 0, sampled: 1, short: 0 });
+  assert.equal(info.prefixLostTokens, 2);
   assert.equal(trajectory.turns.length, 2, "every turn's text is kept");
   assert.deepEqual(flattenTrajectory(trajectory).tokenIds, [1, 2, 3, 10, 11, 12], "first segment only");
   const segments = trajectorySegments(trajectory);

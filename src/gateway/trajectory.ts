@@ -19,6 +19,7 @@
  * the call had no ids at all, as `textOnlyCalls` (the server named in `server`). A turn's reasoning
  * text, returned apart by the server, is kept on the turn beside the ids that cover it.
  */
+import { comparePrefix } from "../policy/hf/prefix-break.ts";
 import type { EndReason, Trajectory, Turn } from "../types/trajectory.ts";
 import type { GatewayCall, PostedReward, RecordedChoice } from "./types.ts";
 
@@ -41,6 +42,14 @@ export interface GatewayInfo {
   episodeId: string;
   calls: number;
   prefixBreaks: number;
+  /**
+   * Where each break was (comparePrefix in src/policy/hf/prefix-break.ts): an earlier turn of the
+   * prompt re-rendered (a template dropping `<think>`), the sampled ids (the turn came back as
+   * other ids), or a next prompt cut short. Absent in episodes recorded before it was counted.
+   */
+  prefixBreakSites?: { prompt: number; sampled: number; short: number };
+  /** Tokens of context from each break on, summed: prefilled again, and not trained as seen. */
+  prefixLostTokens?: number;
   missingTokenIds: number;
   /**
    * Calls answered with no ids at all by a server that has none (Ollama, a hosted API, a policy
@@ -199,6 +208,8 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
   const segments: Segment[] = [];
   const turns: Turn[] = [];
   let prefixBreaks = 0;
+  const breakSites = { prompt: 0, sampled: 0, short: 0 };
+  let lostTokens = 0;
   let missingTokenIds = 0;
   let textOnlyCalls = 0;
   /** Index of each successful call's first turn (posted turn rewards are per call). */
@@ -237,17 +248,24 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
     // The context appended after the completion belongs to the group's last turn.
     const turn = group[group.length - 1];
     const local = locals[locals.length - 1];
-    const expected =
-      call.promptTokenIds && choice.tokenIds ? [...call.promptTokenIds, ...choice.tokenIds] : null;
-    if (expected && next.promptTokenIds && startsWith(next.promptTokenIds, expected)) {
-      const observed = { text: observation.text, tokenIds: next.promptTokenIds.slice(expected.length) };
+    const check =
+      call.promptTokenIds && choice.tokenIds && next.promptTokenIds
+        ? comparePrefix(call.promptTokenIds, choice.tokenIds, next.promptTokenIds)
+        : null;
+    if (check?.extends) {
+      const length = call.promptTokenIds!.length + choice.tokenIds!.length;
+      const observed = { text: observation.text, tokenIds: next.promptTokenIds!.slice(length) };
       turn.observation = observed;
       local.observation = observed;
       return;
     }
     turn.observation = { text: observation.text, tokenIds: [] };
     local.observation = { text: observation.text, tokenIds: [] };
-    if (expected && next.promptTokenIds) prefixBreaks++;
+    if (check?.site) {
+      prefixBreaks++;
+      breakSites[check.site]++;
+      lostTokens += check.lostTokens;
+    }
     segments.push({
       promptText: renderMessages(messagesOf(next)),
       promptIds: next.promptTokenIds ? [...next.promptTokenIds] : [],
@@ -300,6 +318,8 @@ export function buildTrajectory(calls: readonly GatewayCall[], options: BuildOpt
     episodeId: options.episodeId,
     calls: calls.length,
     prefixBreaks,
+    prefixBreakSites: breakSites,
+    prefixLostTokens: lostTokens,
     missingTokenIds,
     textOnlyCalls,
     ...(options.server ? { server: { kind: options.server.kind, version: options.server.version } } : {}),

@@ -4,6 +4,7 @@
  *   agentrl export runs/rollout-20250101-120000 --out sft.jsonl --correct-only
  *   agentrl export runs/eval-1 --out plain.jsonl --no-lossless     (for OpenAI's fine-tuning API)
  *   agentrl import other-tool.jsonl --run runs/imported            (creates the run directory)
+ *   agentrl export hf models/base-strong --out base-strong-hf        (a model, see export-hf.ts)
  *
  * Lines carry the full trajectory under `agentrl` unless `--no-lossless`; importing such a line
  * reproduces the trajectory exactly. Tool specs come from the run (recorded by the command that
@@ -23,6 +24,7 @@ import {
   type Store,
   type TrajectoryFilter,
 } from "../../store/index.ts";
+import { registerExportHf } from "./export-hf.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
 const FORMATS = ["openai-jsonl"] as const;
@@ -50,7 +52,7 @@ function chooseRun(store: Store, directory: string, runId: string | undefined): 
 }
 
 export function register(program: Command): void {
-  program
+  const exportCommand = program
     .command("export")
     .description("write a run's trajectories as OpenAI chat JSONL (lossless by default)")
     .argument("<runDir>", "run directory (holds store.sqlite)")
@@ -100,6 +102,8 @@ export function register(program: Command): void {
         store.close();
       }
     });
+  // `export hf <modelDir>`: commander dispatches to it when the first operand is "hf".
+  registerExportHf(exportCommand);
 
   program
     .command("import")
