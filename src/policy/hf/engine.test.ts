@@ -1,0 +1,50 @@
+/**
+ * Parity with transformers on the committed tiny random checkpoints (scripts/hf-fixtures.py):
+ * logits of the full forward within 1e-4 in float32 (bf16 weights widened and computed in
+ * float32, as transformers did for the reference), within bfloat16 tolerance of transformers
+ * computing in bfloat16, and the same 64-token greedy continuation through the KV-cache decode.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import { createRng } from "../../core/random.ts";
+import { DecodeSession } from "../embedded/decode-session.ts";
+import { HfEngineModel } from "./engine.ts";
+import { ropeInverseFrequencies } from "./rope.ts";
+import { FIXTURE_NAMES, FIXTURES, maxAbsDiff, readReference } from "./testing-fixtures.ts";
+
+for (const name of FIXTURE_NAMES) {
+  test(`${name}: full-forward logits and greedy decode equal transformers'`, async () => {
+    const reference = readReference(name);
+    const model = HfEngineModel.load(join(FIXTURES, name));
+    try {
+      assert.ok(maxAbsDiff(ropeInverseFrequencies(model.config), reference.invFreq) === 0);
+      const rows = reference.ids.length;
+      const logits = model.logits(Int32Array.from(reference.ids.flat()), rows);
+      const diff = maxAbsDiff(logits, reference.logits);
+      assert.ok(diff <= 1e-4, `${name}: logits differ from transformers' by ${diff}`);
+      if (reference.bf16Logits) {
+        // transformers in bfloat16 rounds every activation to 8 bits of mantissa.
+        const scale = Math.max(...reference.logits.map(Math.abs));
+        const bf16 = maxAbsDiff(logits, reference.bf16Logits);
+        assert.ok(bf16 <= 0.05 * scale, `${name}: ${bf16} from transformers' bf16 logits (scale ${scale})`);
+      }
+      // Batched with another row of a different length, which must not disturb it.
+      const session = new DecodeSession(model.kvModel, null, { rows: 2 });
+      session.feed(0, reference.ids[0]);
+      session.feed(1, reference.prompt);
+      const request = (slot: number) => ({
+        slot,
+        maxNew: reference.greedy.length,
+        stop: [],
+        rng: createRng(0),
+        sampling: { temperature: 0, topP: 1 },
+      });
+      const [, result] = await session.generate([request(0), request(1)]);
+      session.dispose();
+      assert.deepEqual(result.ids, reference.greedy);
+    } finally {
+      model.dispose();
+    }
+  });
+}
