@@ -48,3 +48,26 @@ for (const name of FIXTURE_NAMES) {
     }
   });
 }
+
+test("tokenLogprobs: transformers' log-softmax of the logits at each next token", () => {
+  const reference = readReference("smollm2");
+  const model = HfEngineModel.load(join(FIXTURES, "smollm2"));
+  try {
+    const rows = reference.ids.length;
+    const T = reference.ids[0].length;
+    const V = model.config.vocabSize;
+    const expected: number[] = [];
+    reference.ids.forEach((row, b) => {
+      for (let t = 0; t < T - 1; t++) {
+        const logits = reference.logits.subarray((b * T + t) * V, (b * T + t + 1) * V);
+        const top = Math.max(...logits);
+        const logSum = Math.log(logits.reduce((sum, z) => sum + Math.exp(z - top), 0)) + top;
+        expected.push(logits[row[t + 1]] - logSum);
+      }
+    });
+    const got = model.tokenLogprobs(Int32Array.from(reference.ids.flat()), rows);
+    assert.ok(maxAbsDiff(got, expected) <= 1e-4, `differs by ${maxAbsDiff(got, expected)}`);
+  } finally {
+    model.dispose();
+  }
+});

@@ -11,7 +11,7 @@ import type { HostData } from "../../engine/onnx/runtime.ts";
 import { unflattenTree } from "../../engine/tree.ts";
 import type { KvModel } from "../embedded/host-kv.ts";
 import type { HfModelConfig } from "./config.ts";
-import { type HfParams, hfForwardChunk, hfLogits } from "./model.ts";
+import { type HfParams, hfForwardChunk, hfLogits, hfTokenLogprobs } from "./model.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
 
 /** Context the engine allows by default (the caches grow in buckets up to it). */
@@ -68,18 +68,27 @@ export class HfEngineModel {
 
   /** Logits [B·T·V] of a full causal pass over `ids` (B rows of T tokens, row-major). */
   logits(ids: Int32Array, rows: number): Float32Array {
+    return this.#run("logits", ids, rows, (p, x) => hfLogits(p, x, this.config, { gather: true }));
+  }
+
+  /** log p(ids[t] | ids[<t]) for t ≥ 1: [B·(T−1)] (scoring, without the [B,T,V] logits leaving ORT). */
+  tokenLogprobs(ids: Int32Array, rows: number): Float32Array {
+    return this.#run("logprobs", ids, rows, (p, x) => hfTokenLogprobs(p, x, this.config));
+  }
+
+  #run(name: string, ids: Int32Array, rows: number, f: (p: HfParams, ids: never) => unknown): Float32Array {
     const T = ids.length / rows;
-    if (!Number.isInteger(T) || T < 1)
-      throw new Error(`HfEngineModel.logits: ${ids.length} ids for ${rows} rows`);
-    const key = `${rows}x${T}`;
+    if (!Number.isInteger(T) || T < 2)
+      throw new Error(`HfEngineModel.${name}: ${ids.length} ids for ${rows} rows`);
+    const key = `${name} ${rows}x${T}`;
     let program = this.#programs.get(key);
     if (!program) {
       const built = buildProgram(
-        ((p: HfParams, x: never) => hfLogits(p, x, this.config, { gather: true })) as never,
+        f as never,
         [this.#abstract, abstractInput([rows, T], "int32")],
         this.#data.length + 1,
         key,
-        { name: "hf-logits" },
+        { name: `hf-${name}` },
       );
       if (built.kind === "fallback") throw new Error(`HfEngineModel: ${built.reason}`);
       program = built;

@@ -9,7 +9,7 @@
  * B=batch, T=time, D=hidden, H=query heads, G=H/Hkv queries per key/value head, K=head width,
  * S=key positions, V=vocabulary.
  */
-import { type JaxArray, np } from "../../engine/jax.ts";
+import { type JaxArray, nn, np } from "../../engine/jax.ts";
 import type { HfModelConfig } from "./config.ts";
 import { ropeInverseFrequencies } from "./rope.ts";
 
@@ -200,6 +200,17 @@ export function hfLogits(
   const logits = hfHeadLogits(hfHidden(body, ids, config, options), head);
   lmHead?.dispose();
   return logits;
+}
+
+/**
+ * log p(ids[t] | ids[<t]) for t = 1..T−1: [B, T−1], from one full causal pass (inference: gathers).
+ * Consumes params and ids.
+ */
+export function hfTokenLogprobs(params: HfParams, ids: JaxArray, config: HfModelConfig): JaxArray {
+  const [B, T] = ids.shape;
+  const next = ids.ref.slice([], [1, T]).reshape([B, T - 1, 1]);
+  const logits = hfLogits(params, ids, config, { gather: true }).slice([], [0, T - 1]); // [B,T−1,V]
+  return np.takeAlongAxis(nn.logSoftmax(logits, -1), next, -1).reshape([B, T - 1]);
 }
 
 /**
