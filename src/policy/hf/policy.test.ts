@@ -11,31 +11,8 @@ import { test } from "node:test";
 import type { PolicyContext } from "../../types/policy.ts";
 import type { Turn } from "../../types/trajectory.ts";
 import { HfEngineModel } from "./engine.ts";
-import { HfPolicy, type HfTextSide } from "./policy.ts";
-import { FIXTURES, readReference } from "./testing-fixtures.ts";
-
-const BASE = 0x4e00;
-const chars = (ids: readonly number[]) => String.fromCodePoint(...ids.map((id) => BASE + id));
-
-function standIn(): HfTextSide {
-  return {
-    tokenizer: {
-      encode: (text) => [...text].map((c) => c.codePointAt(0)! - BASE),
-      decode: (ids) => chars(ids),
-      eosTokenIds: [],
-      vocabSize: 256,
-    },
-    template: {
-      render: (messages) =>
-        (messages as { role: string; content: string | null }[])
-          .filter((m) => m.role === "user" || m.role === "tool" || m.role === "assistant")
-          .map((m) => m.content ?? "")
-          .join(""),
-    },
-    toolFormat: "none",
-    parseToolCalls: (text) => ({ content: text, toolCalls: [] }),
-  };
-}
+import { HfPolicy } from "./policy.ts";
+import { chars, FIXTURES, readReference, standInTextSide as standIn } from "./testing-fixtures.ts";
 
 function context(question: string, turns: Turn[] = []): PolicyContext {
   return {

@@ -114,12 +114,17 @@ export class HfPolicy implements Policy {
     this.#lastUsed = Array.from({ length: this.capacity }, () => 0);
   }
 
-  /** The ids of a context's conversation rendered by the template, ready for the next turn. */
+  /**
+   * The ids of a context's conversation rendered by the template, ready for the next turn: the
+   * client's own messages when it sent them (serve), else the messages the OpenAI policy would send.
+   */
   promptIds(context: PolicyContext): number[] {
-    const messages = buildChatMessages(context, {
-      ...(this.#options.systemPrompt ? { systemPrompt: this.#options.systemPrompt } : {}),
-      recorded: this.#recorded.get(context.episodeId),
-    });
+    const messages =
+      context.messages ??
+      buildChatMessages(context, {
+        ...(this.#options.systemPrompt ? { systemPrompt: this.#options.systemPrompt } : {}),
+        recorded: this.#recorded.get(context.episodeId),
+      });
     const rendered = this.#text.template.render(messages, {
       ...(context.tools.length > 0 ? { tools: chatTools(context.tools) } : {}),
       addGenerationPrompt: true,

@@ -1,6 +1,7 @@
 /** The committed transformers reference fixtures (scripts/hf-fixtures.py), for tests. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { HfTextSide } from "./policy.ts";
 
 export const FIXTURES = join(import.meta.dirname, "fixtures");
 export const FIXTURE_NAMES = [
@@ -47,4 +48,46 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let worst = 0;
   for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
   return worst;
+}
+
+const BASE = 0x4e00;
+
+/** The stand-in tokenizer's text of ids: one CJK character per id. */
+export const chars = (ids: readonly number[]) => String.fromCodePoint(...ids.map((id) => BASE + id));
+
+/**
+ * A stand-in text side for the fixtures' 256-token models: each id is one character, the template
+ * concatenates the user, assistant and tool contents, and the parser returns the text as content
+ * or, with `callTools`, as the arguments of one `echo` tool call.
+ */
+export function standInTextSide(options: { callTools?: boolean } = {}): HfTextSide {
+  return {
+    tokenizer: {
+      encode: (text) => [...text].map((c) => c.codePointAt(0)! - BASE),
+      decode: (ids) => chars(ids),
+      eosTokenIds: [],
+      vocabSize: 256,
+    },
+    template: {
+      render: (messages) =>
+        (messages as { role: string; content: string | null }[])
+          .filter((m) => m.role === "user" || m.role === "tool" || m.role === "assistant")
+          .map((m) => m.content ?? "")
+          .join(""),
+    },
+    toolFormat: "none",
+    parseToolCalls: (text) =>
+      options.callTools
+        ? {
+            content: "",
+            toolCalls: [
+              {
+                id: "call_0",
+                type: "function",
+                function: { name: "echo", arguments: JSON.stringify({ text }) },
+              },
+            ],
+          }
+        : { content: text, toolCalls: [] },
+  };
 }
