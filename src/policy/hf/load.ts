@@ -22,7 +22,9 @@ type TextModules = {
  * load without them.
  */
 async function textModules(): Promise<TextModules> {
-  const names = ["./tokenizer.ts", "./chat-template.ts", "./tool-calls.ts"];
+  // The built package is JavaScript: name the sibling files with this module's own extension.
+  const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+  const names = ["./tokenizer", "./chat-template", "./tool-calls"].map((name) => name + ext);
   try {
     const loaded = await Promise.all(names.map((name) => import(name)));
     return Object.assign({}, ...loaded) as TextModules;
