@@ -122,7 +122,13 @@ export async function benchHf(): Promise<Record<string, number | null>> {
         .split("\n")
         .map(
           (line) =>
-            JSON.parse(line) as { name: string; sample_tokens_per_s: number; score_tokens_per_s: number },
+            JSON.parse(line) as {
+              name: string;
+              sample_tokens_per_s: number;
+              score_tokens_per_s: number;
+              sample_threads: number;
+              score_threads: number;
+            },
         )
         .map((row) => [row.name, row]),
     );
