@@ -71,3 +71,25 @@ test("tokenLogprobs: transformers' log-softmax of the logits at each next token"
     model.dispose();
   }
 });
+
+test("scattered rows (the host cache gathers their rows) decode as transformers does", async () => {
+  const reference = readReference("llama3-bf16");
+  const model = HfEngineModel.load(join(FIXTURES, "llama3-bf16"));
+  const session = new DecodeSession(model.kvModel, null, { rows: 16 });
+  try {
+    session.feed(0, reference.ids[1]);
+    session.feed(15, reference.prompt);
+    const request = (slot: number) => ({
+      slot,
+      maxNew: reference.greedy.length,
+      stop: [],
+      rng: createRng(0),
+      sampling: { temperature: 0, topP: 1 },
+    });
+    const [, result] = await session.generate([request(0), request(15)]);
+    assert.deepEqual(result.ids, reference.greedy);
+  } finally {
+    session.dispose();
+    model.dispose();
+  }
+});
