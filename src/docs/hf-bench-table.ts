@@ -16,6 +16,11 @@ function number(value: number | null | undefined): string {
   return value === null || value === undefined ? "–" : Math.round(value).toLocaleString("en-US");
 }
 
+/** The thread count a figure was taken at. */
+function threads(value: number | null | undefined): string {
+  return value === null || value === undefined ? "– thr." : `${value} thr.`;
+}
+
 function ratio(value: number | null | undefined): string {
   return value === null || value === undefined ? "–" : `${value.toFixed(2)}x`;
 }
@@ -29,7 +34,7 @@ export function hfBenchTable(record: BenchRecord): string {
   ];
   for (const [size, label] of SIZES) {
     lines.push(
-      `| ${label} | ${number(f[`hf_sample_tokens_per_s_${size}`])} | ${number(f[`transformers_sample_tokens_per_s_${size}`])} (${f[`transformers_sample_threads_${size}`] ?? "–"} thr.) | ${ratio(f[`hf_sample_vs_transformers_${size}`])} | ${number(f[`hf_score_tokens_per_s_${size}`])} | ${number(f[`transformers_score_tokens_per_s_${size}`])} (${f[`transformers_score_threads_${size}`] ?? "–"} thr.) | ${ratio(f[`hf_score_vs_transformers_${size}`])} |`,
+      `| ${label} | ${number(f[`hf_sample_tokens_per_s_${size}`])} (${threads(f[`hf_sample_threads_${size}`])}) | ${number(f[`transformers_sample_tokens_per_s_${size}`])} (${threads(f[`transformers_sample_threads_${size}`])}) | ${ratio(f[`hf_sample_vs_transformers_${size}`])} | ${number(f[`hf_score_tokens_per_s_${size}`])} (${threads(f[`hf_score_threads_${size}`])}) | ${number(f[`transformers_score_tokens_per_s_${size}`])} (${threads(f[`transformers_score_threads_${size}`])}) | ${ratio(f[`hf_score_vs_transformers_${size}`])} |`,
     );
   }
   lines.push(
