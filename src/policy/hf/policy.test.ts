@@ -8,10 +8,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
+import { parseChatAction } from "../../env/parse-action.ts";
 import type { PolicyContext } from "../../types/policy.ts";
 import type { Turn } from "../../types/trajectory.ts";
 import { HfEngineModel } from "./engine.ts";
-import { HfPolicy } from "./policy.ts";
+import { HfPolicy, MALFORMED_CALL } from "./policy.ts";
 import { chars, FIXTURES, readReference, standInTextSide as standIn } from "./testing-fixtures.ts";
 
 function context(question: string, turns: Turn[] = []): PolicyContext {
@@ -52,6 +53,21 @@ test("greedy turns equal transformers' continuation; prefix breaks are counted",
     };
     await policy.act([{ ...context(chars(reference.prompt), [turn]), maxTokens: 2 }]);
     assert.deepEqual([policy.prefixBreaks, policy.continuedTurns], [1, 1]);
+  } finally {
+    await policy.close();
+    model.dispose();
+  }
+});
+
+test("a tool call the format's parser cannot read is the policy's format failure, not a crash", async () => {
+  const reference = readReference("smollm2");
+  const model = HfEngineModel.load(join(FIXTURES, "smollm2"));
+  const policy = new HfPolicy(model, standIn({ malformed: true }), { capacity: 1 });
+  try {
+    const [step] = await policy.act([{ ...context(chars(reference.prompt)), maxTokens: 4 }]);
+    assert.equal(step.toolCalls?.[0].name, MALFORMED_CALL);
+    assert.equal(step.toolCalls?.[0].arguments, chars(reference.greedy.slice(0, 4)));
+    assert.equal(parseChatAction(step, []).type, "format-error");
   } finally {
     await policy.close();
     model.dispose();

@@ -47,8 +47,16 @@ export interface HfTextSide {
     content: string;
     reasoning?: string;
     toolCalls: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+    /** Raw text of each call that could not be parsed. */
+    malformed?: string[];
   };
 }
+
+/**
+ * The name a call the parser could not read is recorded under: the episode loop finds no such
+ * tool and records the turn as a format failure (the policy's), with the raw text as arguments.
+ */
+export const MALFORMED_CALL = "malformed_tool_call";
 
 export interface HfPolicyOptions {
   temperature?: number;
@@ -233,6 +241,9 @@ export class HfPolicy implements Policy {
         name: call.function.name,
         arguments: call.function.arguments,
       }));
+      (parsed.malformed ?? []).forEach((raw, j) => {
+        toolCalls.push({ id: `call_malformed_${j}`, name: MALFORMED_CALL, arguments: raw });
+      });
       const turns = this.#recorded.get(context.episodeId) ?? [];
       turns[context.turns.length] = { text: parsed.content, toolCalls };
       this.#recorded.set(context.episodeId, turns);

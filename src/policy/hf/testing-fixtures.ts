@@ -57,10 +57,10 @@ export const chars = (ids: readonly number[]) => String.fromCodePoint(...ids.map
 
 /**
  * A stand-in text side for the fixtures' 256-token models: each id is one character, the template
- * concatenates the user, assistant and tool contents, and the parser returns the text as content
- * or, with `callTools`, as the arguments of one `echo` tool call.
+ * concatenates the user, assistant and tool contents, and the parser returns the text as content,
+ * with `callTools` as the arguments of one `echo` tool call, with `malformed` as an unreadable call.
  */
-export function standInTextSide(options: { callTools?: boolean } = {}): HfTextSide {
+export function standInTextSide(options: { callTools?: boolean; malformed?: boolean } = {}): HfTextSide {
   return {
     tokenizer: {
       encode: (text) => [...text].map((c) => c.codePointAt(0)! - BASE),
@@ -77,17 +77,19 @@ export function standInTextSide(options: { callTools?: boolean } = {}): HfTextSi
     },
     toolFormat: "none",
     parseToolCalls: (text) =>
-      options.callTools
-        ? {
-            content: "",
-            toolCalls: [
-              {
-                id: "call_0",
-                type: "function",
-                function: { name: "echo", arguments: JSON.stringify({ text }) },
-              },
-            ],
-          }
-        : { content: text, toolCalls: [] },
+      options.malformed
+        ? { content: "", toolCalls: [], malformed: [text] }
+        : options.callTools
+          ? {
+              content: "",
+              toolCalls: [
+                {
+                  id: "call_0",
+                  type: "function",
+                  function: { name: "echo", arguments: JSON.stringify({ text }) },
+                },
+              ],
+            }
+          : { content: text, toolCalls: [] },
   };
 }
