@@ -20,6 +20,8 @@ const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   // Bounded loopback load, good and hostile, on serve and the gateway (10 s warm-up + 10 s each).
   soak: async () => (await import("./soak.ts")).benchSoak(),
   "agent-eval": async () => (await import("./agent-eval.ts")).benchAgentEval(),
+  // Hugging Face checkpoints (Qwen3 ~28M, SmolLM2-135M shape) against transformers.
+  hf: async () => (await import("./hf.ts")).benchHf(),
 };
 
 function positiveInteger(value: string): number {

@@ -10,6 +10,7 @@ import { BENCH_RECORD, type BenchRecord, benchTable } from "./bench-table.ts";
 import { cliReference } from "./cli-reference.ts";
 import { formatMarkdown } from "./format.ts";
 import { writeBlock } from "./generated-block.ts";
+import { HF_BENCH_RECORD, hfBenchTable } from "./hf-bench-table.ts";
 import { RESULTS_REPORT, resultsDetail, resultsTable } from "./results-table.ts";
 
 export interface GeneratedText {
@@ -43,6 +44,14 @@ export function benchContent(root: string): string {
     : `No bench record is committed yet. Run \`npm run bench -- --json > bench-out.json\`, then \`npm run docs:bench -- --record bench-out.json\`.`;
 }
 
+/** The Hugging Face checkpoints' bench table, or what to do while no record is committed. */
+export function hfBenchContent(root: string): string {
+  const record = readJson<BenchRecord>(root, HF_BENCH_RECORD);
+  return record
+    ? hfBenchTable(record)
+    : `No record is committed yet. Run \`npm run bench -- --only hf --json > hf-out.json\`, then \`npm run docs:bench -- --record-hf hf-out.json\`.`;
+}
+
 export type GeneratedKind = "cli" | "results" | "bench";
 
 export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): GeneratedText[] {
@@ -52,8 +61,10 @@ export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): G
     out.push({ page: "README.md", block: "recipe-results", content: resultsContent(root) });
     out.push({ page: "docs/results.md", block: "recipe-results", content: resultsContent(root, true) });
   }
-  if (kinds.includes("bench"))
+  if (kinds.includes("bench")) {
     out.push({ page: "docs/performance.md", block: "bench", content: benchContent(root) });
+    out.push({ page: "docs/real-checkpoints.md", block: "hf-bench", content: hfBenchContent(root) });
+  }
   return out;
 }
 

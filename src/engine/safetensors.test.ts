@@ -57,3 +57,30 @@ test("truncated and corrupted files are rejected with the source named", () => {
   new DataView(hugeLength.buffer).setBigUint64(0, 1n << 40n, true);
   assert.throws(() => decodeSafetensors(hugeLength, "m.safetensors"), /header length/);
 });
+
+/** A safetensors file of one tensor written by hand (the half-precision codes are read-only here). */
+function halfFile(code: string, halves: number[]): Uint8Array {
+  const json = JSON.stringify({
+    t: { dtype: code, shape: [halves.length], data_offsets: [0, 2 * halves.length] },
+  });
+  const header = new TextEncoder().encode(json);
+  const out = new Uint8Array(8 + header.length + 2 * halves.length);
+  const view = new DataView(out.buffer);
+  view.setBigUint64(0, BigInt(header.length), true);
+  out.set(header, 8);
+  halves.forEach((h, i) => {
+    view.setUint16(8 + header.length + 2 * i, h, true);
+  });
+  return out;
+}
+
+test("F16 and BF16 tensors are widened to float32 exactly", () => {
+  // float16: 1, -2, the largest finite (65504), the smallest subnormal (2^-24), +inf.
+  const f16 = decodeSafetensors(halfFile("F16", [0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00])).tensors.t;
+  assert.equal(f16.dtype, "float32");
+  assert.deepEqual([...f16.data], [1, -2, 65504, 2 ** -24, Number.POSITIVE_INFINITY]);
+  // bfloat16: the top 16 bits of a float32: 1, -2.5, 3.140625 (π rounded to 8 bits of mantissa).
+  const bf16 = decodeSafetensors(halfFile("BF16", [0x3f80, 0xc020, 0x4049])).tensors.t;
+  assert.deepEqual([...bf16.data], [1, -2.5, 3.140625]);
+  assert.throws(() => decodeSafetensors(halfFile("F8_E4M3", [0])), /unsupported dtype "F8_E4M3"/);
+});

@@ -7,7 +7,9 @@
  *   rest      the tensors' raw little-endian bytes, offsets relative to the end of the header
  *
  * Tensors are written in name order, contiguous, without gaps (as the reference writer does).
- * Reading validates everything a truncated or corrupted file can break and names the file.
+ * Reading validates everything a truncated or corrupted file can break and names the file. Reading
+ * also takes the half-precision tensors Hugging Face checkpoints ship (F16, BF16) and widens them
+ * to float32, which holds every value of both formats exactly.
  */
 import type { HostData, HostDType, HostTensor } from "./tree.ts";
 
@@ -24,6 +26,32 @@ const CODE_DTYPES: Record<string, HostDType> = {
   U32: "uint32",
 };
 const BYTES: Record<HostDType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4 };
+/** Half-precision codes read (widened to float32), with their width in bytes. */
+const HALF_CODES: Record<string, number> = { F16: 2, BF16: 2 };
+
+/** float16 bits → float32 value (subnormals, infinities and NaN included). */
+export function halfToFloat(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 0x1f) return fraction ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+/** Little-endian F16 or BF16 bytes widened to float32. */
+function widenHalf(raw: Uint8Array, code: string): Float32Array<ArrayBuffer> {
+  const halves = new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2);
+  const out = new Float32Array(halves.length);
+  if (code === "BF16") {
+    // bfloat16 is the top half of a float32: shift the bits into place.
+    const bits = new Uint32Array(out.buffer);
+    for (let i = 0; i < halves.length; i++) bits[i] = halves[i] << 16;
+  } else {
+    for (let i = 0; i < halves.length; i++) out[i] = halfToFloat(halves[i]);
+  }
+  return out;
+}
 /** Larger headers are refused (the reference implementation's limit is 100 MB). */
 const MAX_HEADER_BYTES = 100_000_000;
 
@@ -119,7 +147,9 @@ export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): Safete
       continue;
     }
     const info = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-    const dtype = typeof info?.dtype === "string" ? CODE_DTYPES[info.dtype] : undefined;
+    const code = typeof info?.dtype === "string" ? info.dtype : "";
+    const half = HALF_CODES[code];
+    const dtype = half ? "float32" : CODE_DTYPES[code];
     if (!dtype)
       throw new SafetensorsError(
         source,
@@ -139,10 +169,11 @@ export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): Safete
     }
     const [begin, end] = offsets as [number, number];
     const count = (shape as number[]).reduce((a, b) => a * b, 1);
-    if (end - begin !== count * BYTES[dtype]) {
+    const width = half ?? BYTES[dtype];
+    if (end - begin !== count * width) {
       throw new SafetensorsError(
         source,
-        `tensor "${name}" spans ${end - begin} bytes, expected ${count * BYTES[dtype]}`,
+        `tensor "${name}" spans ${end - begin} bytes, expected ${count * width}`,
       );
     }
     if (end > dataLength) {
@@ -153,9 +184,11 @@ export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): Safete
     }
     spans.push([begin, end, name]);
     // Copy into an aligned buffer of the right type.
-    const raw = bytes.slice(dataStart + begin, dataStart + end);
+    // A copy (a Buffer's `slice` would be a view of its whole pool).
+    const raw = new Uint8Array(bytes.subarray(dataStart + begin, dataStart + end));
     let data: HostData;
-    if (dtype === "float32") data = new Float32Array(raw.buffer);
+    if (half) data = widenHalf(raw, code);
+    else if (dtype === "float32") data = new Float32Array(raw.buffer);
     else if (dtype === "float64") data = new Float64Array(raw.buffer);
     else if (dtype === "int32") data = new Int32Array(raw.buffer);
     else data = new Uint32Array(raw.buffer);

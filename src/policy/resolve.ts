@@ -1,10 +1,13 @@
 /**
  * Turns a `--policy` argument into a Policy: a scripted policy name (`expert`, `guesser`, …), a
- * checkpoint directory of the embedded transformer (`models/base-strong`), or an OpenAI-compatible
- * endpoint (`openai:<base-url>#<model>`). Heavy backends are imported only when asked for.
+ * checkpoint directory of the embedded transformer (`models/base-strong`), a Hugging Face
+ * checkpoint folder (`hf:<folder>`: Qwen3, Llama 3, SmolLM2, Qwen2.5; policy/hf/), or an
+ * OpenAI-compatible endpoint (`openai:<base-url>#<model>`). Heavy backends are imported only when
+ * asked for.
  */
 import { existsSync } from "node:fs";
 import type { Policy } from "../types/policy.ts";
+import { parseHfSpec } from "./hf/spec.ts";
 import type { OpenAiPolicyOptions } from "./openai/policy.ts";
 import { parseOpenAiSpec } from "./openai/spec.ts";
 import { SCRIPTED_POLICY_NAMES, scriptedPolicy } from "./scripted/index.ts";
@@ -28,11 +31,19 @@ export async function resolvePolicy(spec: string, options: ResolvePolicyOptions 
       ...(options.topP !== undefined ? { topP: options.topP } : {}),
     });
   }
+  const hfFolder = parseHfSpec(spec);
+  if (hfFolder !== null) {
+    const { loadHfPolicy } = await import("./hf/load.ts");
+    return loadHfPolicy(hfFolder, {
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+    });
+  }
   if (existsSync(spec)) {
     const { loadEmbeddedPolicy } = await import("./embedded/index.ts");
     return loadEmbeddedPolicy(spec, options);
   }
   throw new Error(
-    `unknown policy "${spec}": expected a scripted policy (${SCRIPTED_POLICY_NAMES.join(", ")}), a checkpoint directory or openai:<base-url>#<model>`,
+    `unknown policy "${spec}": expected a scripted policy (${SCRIPTED_POLICY_NAMES.join(", ")}), a checkpoint directory, hf:<folder> or openai:<base-url>#<model>`,
   );
 }

@@ -108,6 +108,39 @@ export function choiceFromStep(rawStep: PolicyStep, options: ChoiceOptions): Cha
     message = { role: "assistant", content: step.text.trim(), refusal: null };
     finishReason = step.finishReason === "length" ? "length" : "stop";
   }
+  return withTokens(step, message, finishReason, options);
+}
+
+/**
+ * A chat-protocol policy's step (`hf:`: the model's own tool-call format, already parsed) as a
+ * choice: its content and tool calls as they are.
+ */
+export function choiceFromChatStep(rawStep: PolicyStep, options: ChoiceOptions): ChatChoice {
+  const step = options.stop.length > 0 ? truncateAtStop(rawStep, options.stop, options.tokenizer) : rawStep;
+  const calls = step.toolCalls ?? [];
+  if (calls.length === 0) {
+    const message = { role: "assistant" as const, content: step.text, refusal: null };
+    return withTokens(step, message, step.finishReason === "length" ? "length" : "stop", options);
+  }
+  const message = {
+    role: "assistant" as const,
+    content: step.text.trim() === "" ? null : step.text,
+    refusal: null,
+    tool_calls: calls.map((call) => ({
+      id: call.id || options.callId(),
+      type: "function" as const,
+      function: { name: call.name, arguments: call.arguments },
+    })),
+  };
+  return withTokens(step, message, "tool_calls", options);
+}
+
+function withTokens(
+  step: PolicyStep,
+  message: ChatChoice["message"],
+  finishReason: ChatChoice["finish_reason"],
+  options: ChoiceOptions,
+): ChatChoice {
   const choice: ChatChoice = {
     index: options.index,
     message,

@@ -1,6 +1,8 @@
 /**
  * `agentrl serve`: an OpenAI-compatible chat-completions server over any text-protocol `Policy`
- * (the embedded transformer, a scripted policy), on node:http.
+ * (the embedded transformer, a scripted policy), or a chat policy that renders the client's own
+ * messages with its chat template (`hf:<folder>`: `PolicyContext.messages`, `promptIds`), on
+ * node:http.
  *
  *   POST /v1/chat/completions   request.ts (what is accepted) → context.ts (messages → episode
  *                               context) → batcher.ts (one `act` for concurrent requests) →
@@ -32,7 +34,7 @@ import { EPISODE_ID_HEADER, TASK_ID_HEADER } from "../policy/openai/spec.ts";
 import type { Policy, PolicyStep } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
 import { type ActBatcher, createActBatcher } from "./batcher.ts";
-import { choiceFromStep } from "./completion.ts";
+import { choiceFromChatStep, choiceFromStep } from "./completion.ts";
 import { buildContexts, episodeFromMessages, toolSpecsFromRequest } from "./context.ts";
 import { sendStream } from "./http.ts";
 import { parseChatRequest, RequestError } from "./request.ts";
@@ -138,12 +140,13 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
   const created = Math.floor(Date.now() / 1000);
   const stats = { requests: 0, actCalls: 0 };
 
-  // ---- the policy, loaded once: a bad checkpoint or a chat policy fails at startup ----
+  // ---- the policy, loaded once: a bad checkpoint or a chat policy that cannot take the client's
+  // messages (an OpenAI endpoint) fails at startup; a chat policy that renders them itself (hf:) serves ----
   const policy = await options.loadPolicy({ temperature: defaults.temperature, topP: defaults.topP });
-  if (policy.protocol !== "text") {
+  if (policy.protocol !== "text" && !policy.promptIds) {
     await policy.close?.();
     throw new Error(
-      `policy ${policy.id} speaks the ${policy.protocol} protocol; agentrl serve needs a text-protocol policy`,
+      `policy ${policy.id} speaks the ${policy.protocol} protocol; agentrl serve needs a text-protocol policy or a checkpoint that renders chat itself (hf:<folder>)`,
     );
   }
   /** Completion requests being read and prepared, not yet handed to the batcher. */
@@ -207,7 +210,10 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       maxTokens: request.max_completion_tokens ?? request.max_tokens ?? defaults.maxTokens,
       // A named episode keeps its KV slot between calls (the policy checks the held ids are a prefix).
       episodeIdPrefix: episodeHeader ?? id,
-    }).map((context) => (options.requestSampling === false ? context : { ...context, sampling }));
+    })
+      // A chat policy (hf:) renders the client's own messages with its template.
+      .map((context) => (policy.protocol === "chat" ? { ...context, messages: request.messages } : context))
+      .map((context) => (options.requestSampling === false ? context : { ...context, sampling }));
     let steps: PolicyStep[];
     try {
       const step = batcher.act(contexts, { keep: episodeHeader !== undefined });
@@ -222,8 +228,9 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     const failed = steps.find((step) => step.finishReason === "error" || step.error !== undefined);
     if (failed) throw new RequestError(500, `the policy failed: ${failed.error ?? "unknown error"}`);
     const stop = request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : request.stop;
+    const toChoice = policy.protocol === "chat" ? choiceFromChatStep : choiceFromStep;
     const choices = steps.map((step, index) =>
-      choiceFromStep(step, {
+      toChoice(step, {
         index,
         tools,
         stop,
@@ -236,12 +243,14 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     );
     const context = contexts[0];
     // The exact context the policy was fed (vLLM's `prompt_token_ids`): prompt, then each turn and its observation.
-    const promptTokenIds = policy.tokenizer
-      ? [
-          ...context.prompt.tokenIds,
-          ...context.turns.flatMap((turn) => [...turn.tokenIds, ...(turn.observation?.tokenIds ?? [])]),
-        ]
-      : [];
+    const promptTokenIds = policy.promptIds
+      ? policy.promptIds(context)
+      : policy.tokenizer
+        ? [
+            ...context.prompt.tokenIds,
+            ...context.turns.flatMap((turn) => [...turn.tokenIds, ...(turn.observation?.tokenIds ?? [])]),
+          ]
+        : [];
     const promptTokens = promptTokenIds.length;
     // The ids returned (cut at a stop sequence) when they are: a client checks the count against them.
     const completionTokens = steps.reduce(

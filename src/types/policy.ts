@@ -43,6 +43,12 @@ export interface PolicyContext {
    * request from one loaded model). Policies that do not sample ignore them.
    */
   sampling?: { temperature: number; topP: number };
+  /**
+   * The conversation as a chat client sent it (`agentrl serve`), in OpenAI message form. A chat
+   * policy that renders its own prompt (`hf:`) renders these instead of messages rebuilt from
+   * `turns`; other policies ignore them.
+   */
+  messages?: readonly unknown[];
 }
 
 /** A chat tool call as returned by an OpenAI-compatible server. */
@@ -73,6 +79,11 @@ export interface Policy {
   readonly protocol: "text" | "chat";
   readonly tokenizer?: Tokenizer;
   act(contexts: readonly PolicyContext[], options?: { signal?: AbortSignal }): Promise<PolicyStep[]>;
+  /**
+   * The exact ids the policy feeds for a context (vLLM's `prompt_token_ids`), for a policy that
+   * renders its own prompt (a chat template); absent: the context's prompt and turn ids.
+   */
+  promptIds?(context: PolicyContext): number[];
   release?(episodeIds: readonly string[]): void;
   close?(): Promise<void>;
 }

@@ -82,7 +82,7 @@ export function register(program: Command): void {
   )
     .option(
       "--policy <policy>",
-      "scripted policy, checkpoint directory or openai:<base-url>#<model>",
+      "scripted policy, checkpoint directory, hf:<folder> or openai:<base-url>#<model>",
       "expert",
     )
     .option(
@@ -212,7 +212,7 @@ export function register(program: Command): void {
   )
     .requiredOption(
       "--policy <policy>",
-      "the current model (checkpoint directory, scripted name or openai:…)",
+      "the current model (checkpoint directory, hf:<folder>, scripted name or openai:…)",
     )
     .option("--m <n>", "rollouts per task", "8")
     .option(

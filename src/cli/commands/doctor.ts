@@ -108,7 +108,7 @@ export function register(program: Command): void {
       )
       .option(
         "--policy <policy>",
-        "the policy you will train: checkpoint directory, scripted name, or openai:<base-url>#<model>",
+        "the policy you will train: checkpoint directory, hf:<folder>, scripted name, or openai:<base-url>#<model>",
       )
       .option(
         "--agent <module>",

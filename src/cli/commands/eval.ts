@@ -107,7 +107,10 @@ export function register(program: Command): void {
     program
       .command("eval")
       .description("sample n episodes per task, store them, and write pass@k curves overall and per family")
-      .option("--policy <policy>", "scripted policy name, checkpoint directory, or openai:<base-url>#<model>")
+      .option(
+        "--policy <policy>",
+        "scripted policy name, checkpoint directory, hf:<folder>, or openai:<base-url>#<model>",
+      )
       .option("--split <split>", "train or test worlds", "test")
       .option(
         "--tasks <count|file>",

@@ -27,7 +27,7 @@ export function register(program: Command): void {
   addServerOptions(command, { port: 8100, tokenEnv: "AGENTRL_GATEWAY_TOKEN" })
     .requiredOption(
       "--upstream <policy>",
-      "checkpoint directory, scripted policy, or openai:<base-url>#<model>",
+      "checkpoint directory, hf:<folder>, scripted policy, or openai:<base-url>#<model>",
     )
     .option("--store <dir>", "run directory to record calls and trajectories in (created if missing)")
     .option("--no-token-ids", "do not ask an openai: upstream for token ids (the server's own way)")

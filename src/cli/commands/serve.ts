@@ -14,7 +14,8 @@ export function register(program: Command): void {
   const command = program
     .command("serve")
     .description(
-      "serve a text-protocol policy (checkpoint directory or scripted name) as an OpenAI-compatible " +
+      "serve a text-protocol policy (checkpoint directory or scripted name) or a Hugging Face " +
+        "checkpoint (hf:<folder>, its own chat template) as an OpenAI-compatible " +
         "chat-completions API: POST /v1/chat/completions, GET /v1/models",
     );
   addServerOptions(command, {
@@ -24,7 +25,7 @@ export function register(program: Command): void {
   })
     .requiredOption(
       "--policy <policy>",
-      `checkpoint directory or scripted policy (${SCRIPTED_POLICY_NAMES.join(", ")})`,
+      `checkpoint directory, hf:<folder> (a Hugging Face checkpoint) or scripted policy (${SCRIPTED_POLICY_NAMES.join(", ")})`,
     )
     .option("--model-name <name>", "model name clients send (default: the checkpoint folder or policy name)")
     .option("--temperature <t>", "temperature when a request omits it", String(SERVE_DEFAULTS.temperature))

@@ -18,7 +18,7 @@ import { type ExecMode, ExecutionSite, readArrays, settle } from "../../engine/e
 import { type JaxArray, np } from "../../engine/jax.ts";
 import { disposeTree, refTree } from "../../engine/tree.ts";
 import type { GptConfig } from "./config.ts";
-import { HostKvCache } from "./host-kv.ts";
+import { gptKvModel, HostKvCache, type KvModel } from "./host-kv.ts";
 import {
   createKvCache,
   createRecentKv,
@@ -85,12 +85,16 @@ type DecodeFn = (
 ) => [RecentKv, JaxArray];
 type FlushFn = (cache: KvCache, recent: RecentKv, base: JaxArray, fill: JaxArray) => [KvCache];
 
+/** What a session needs to know of its model: the vocabulary (to check fed ids) and the context. */
+export type DecodeShape = Pick<GptConfig, "vocabSize" | "maxLen">;
+
 export class DecodeSession {
   readonly rows: number;
-  readonly config: GptConfig;
+  readonly config: DecodeShape;
   readonly prefillChunk: number;
   readonly recentSlots: number;
-  #params: GptParams;
+  /** Null for a `KvModel` (its host arrays are all it needs). */
+  #params: GptParams | null;
   /** The ONNX engine's host caches (host-kv.ts); null on jax-js, which uses the programs below. */
   #host: HostKvCache | null = null;
   #cache!: KvCache;
@@ -103,25 +107,35 @@ export class DecodeSession {
   #chunkGiven: boolean;
   #site = new ExecutionSite("decode");
 
-  /** Keeps its own reference to `params` (does not consume the caller's). */
-  constructor(params: GptParams, config: GptConfig, options: DecodeSessionOptions) {
+  /**
+   * Keeps its own reference to `params` (does not consume the caller's). A `KvModel` instead of
+   * GPT params (another architecture, host-kv.ts) runs on host caches whatever the engine.
+   */
+  constructor(params: GptParams | KvModel, config: GptConfig | null, options: DecodeSessionOptions) {
     if (!Number.isInteger(options.rows) || options.rows < 1)
       throw new Error(`DecodeSession: rows must be ≥ 1, got ${options.rows}`);
     this.rows = options.rows;
-    this.config = config;
     this.prefillChunk = options.prefillChunk ?? 16;
     this.#chunkGiven = options.prefillChunk !== undefined;
     this.recentSlots = options.recentSlots ?? 16;
-    this.#params = refTree(withoutValueHead(params)); // sampling never reads a value head
-    const dtype = params.wte.dtype as "float32" | "float64";
     this.#slots = Array.from({ length: this.rows }, () => ({
       sequence: [],
       written: 0,
       base: 0,
       full: false,
     }));
+    if ("paramData" in params) {
+      this.config = { vocabSize: params.vocabSize, maxLen: params.maxLen };
+      this.#params = null;
+      this.#host = new HostKvCache(params, this.rows);
+      return;
+    }
+    if (!config) throw new Error("DecodeSession: GPT params need their config");
+    this.config = config;
+    this.#params = refTree(withoutValueHead(params)); // sampling never reads a value head
+    const dtype = params.wte.dtype as "float32" | "float64";
     if (engineName() === "onnx" && dtype === "float32") {
-      this.#host = new HostKvCache(this.#params, config, this.rows);
+      this.#host = new HostKvCache(gptKvModel(this.#params, config), this.rows);
       return;
     }
     this.#cache = createKvCache(config, this.rows, dtype);
@@ -266,7 +280,7 @@ export class DecodeSession {
       if (this.#host) this.#host.step(ids, start, count, false);
       else
         [this.#cache] = this.#prefill(
-          refTree(this.#params),
+          refTree(this.#params!),
           this.#cache,
           this.#int32(ids, [this.rows, chunk]),
           this.#int32(start),
@@ -293,7 +307,7 @@ export class DecodeSession {
       validateSampling(request.sampling);
     }
     // Params fresh from a training step may still be computing on the worker pool.
-    await settle(this.#params, "pool");
+    if (this.#params) await settle(this.#params, "pool");
     await this.flush();
     const results: GenerateResult[] = requests.map(() => ({ ids: [], logprobs: [], finishReason: "length" }));
     const stops = requests.map((request) => new Set(request.stop));
@@ -332,7 +346,7 @@ export class DecodeSession {
       if (this.#host) logits = this.#host.step(ids, position, activeRows, true)!;
       else {
         const [recent, logitsArray] = this.#decode(
-          refTree(this.#params),
+          refTree(this.#params!),
           refTree(this.#cache),
           this.#recent,
           this.#int32(ids),
@@ -366,7 +380,7 @@ export class DecodeSession {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    disposeTree(this.#params);
+    if (this.#params) disposeTree(this.#params);
     if (this.#host) return;
     disposeTree(this.#cache as never);
     disposeTree(this.#recent as never);

@@ -4,7 +4,7 @@ import { keyFromSeed } from "../../engine/init.ts";
 import { np } from "../../engine/jax.ts";
 import { disposeTree, refTree } from "../../engine/tree.ts";
 import type { GptConfig } from "./config.ts";
-import { HostKvCache } from "./host-kv.ts";
+import { gptKvModel, HostKvCache } from "./host-kv.ts";
 import { gptLogits, initGpt } from "./model.ts";
 
 const config: GptConfig = { vocabSize: 11, dModel: 8, nLayers: 2, nHeads: 2, dFF: 16, maxLen: 160 };
@@ -17,7 +17,7 @@ function fullLogits(params: ReturnType<typeof initGpt>, ids: number[]): Float32A
 
 test("host caches grow and shrink between capacities and decode the same logits as the full forward", () => {
   const params = initGpt(config, keyFromSeed(4));
-  const cache = new HostKvCache(params, config, 2);
+  const cache = new HostKvCache(gptKvModel(params, config), 2);
   const V = config.vocabSize;
   const long = Array.from({ length: 150 }, (_, t) => (t * 7 + 3) % V);
   const short = Array.from({ length: 20 }, (_, t) => (t * 5 + 1) % V);
@@ -65,7 +65,7 @@ test("host caches grow and shrink between capacities and decode the same logits 
 test("scattered rows are gathered from the caches and written back in place; a narrow span reads a window", () => {
   const params = initGpt(config, keyFromSeed(6));
   const rows = 32;
-  const cache = new HostKvCache(params, config, rows);
+  const cache = new HostKvCache(gptKvModel(params, config), rows);
   const V = config.vocabSize;
   const busy = [3, 17, 30];
   const sequences = busy.map((b) => Array.from({ length: 12 + b }, (_, t) => (t * 3 + b) % V));

@@ -99,12 +99,59 @@ export function forwardHostChunk(
   return [...newKeys, ...newValues, headLogits(layerNorm(x, params.lnf), wte)];
 }
 
+/**
+ * A model the host caches can serve: its cache shape, its parameters as host arrays (in the leaf
+ * order of `abstractParams`) and its chunk program (the contract of `forwardHostChunk`). `key`
+ * names everything the program closes over (the config), so models of one shape share programs.
+ */
+export interface KvModel {
+  key: string;
+  layers: number;
+  /** Key/value heads per layer (the caches' second axis). */
+  kvHeads: number;
+  headDim: number;
+  vocabSize: number;
+  maxLen: number;
+  /** The parameter tree with abstract leaves (`abstractInput`), for tracing. */
+  abstractParams: unknown;
+  paramData: HostData[];
+  forward(
+    params: never,
+    keys: JaxArray[],
+    values: JaxArray[],
+    ids: JaxArray,
+    start: JaxArray,
+    count: JaxArray,
+    withLogits: boolean,
+    rowIndex: JaxArray | null,
+  ): JaxArray[];
+}
+
+/** The embedded GPT as a `KvModel`. Reads the params' data once (does not consume them). */
+export function gptKvModel(params: GptParams, config: GptConfig): KvModel {
+  if (params.wte.dtype !== "float32") throw new Error("HostKvCache: float32 params only");
+  return {
+    key: JSON.stringify(config),
+    layers: config.nLayers,
+    kvHeads: config.nHeads,
+    headDim: config.dModel / config.nHeads,
+    vocabSize: config.vocabSize,
+    maxLen: config.maxLen,
+    abstractParams: jax.tree.map(
+      (leaf: JaxArray) => abstractInput([...leaf.shape], leaf.dtype as string),
+      params as never,
+    ),
+    paramData: (jax.tree.leaves(params as never) as JaxArray[]).map((leaf) => takeHostData(leaf.ref)),
+    forward: (p, keys, values, ids, start, count, withLogits, rowIndex) =>
+      forwardHostChunk(p as GptParams, keys, values, ids, start, count, config, withLogits, rowIndex),
+  };
+}
+
 const programs = new Map<string, Compiled>();
 const MAX_PROGRAMS = 48;
 
 function chunkProgram(
-  config: GptConfig,
-  params: GptParams,
+  model: KvModel,
   rows: number,
   chunk: number,
   withLogits: boolean,
@@ -112,15 +159,14 @@ function chunkProgram(
   /** Rows of the caches when the step gathers its rows from them (null: the caches are the step's). */
   cacheRows: number | null,
 ) {
-  const key = JSON.stringify([config, rows, chunk, withLogits, S, cacheRows]);
+  const key = JSON.stringify([model.key, rows, chunk, withLogits, S, cacheRows]);
   let program = programs.get(key);
   if (!program) {
-    const { nLayers: L, nHeads: H, dModel } = config;
-    const K = dModel / H;
+    const { layers: L, kvHeads: H, headDim: K } = model;
     const cache = () =>
       Array.from({ length: L }, () => abstractInput([cacheRows ?? rows, H, S, K], "float32"));
     const abstract: unknown[] = [
-      jax.tree.map((leaf: JaxArray) => abstractInput([...leaf.shape], leaf.dtype as string), params as never),
+      model.abstractParams,
       cache(),
       cache(),
       abstractInput([rows, chunk], "int32"),
@@ -129,14 +175,14 @@ function chunkProgram(
     ];
     if (cacheRows !== null) abstract.push(abstractInput([rows], "int32"));
     const f = (
-      p: GptParams,
+      p: never,
       k: JaxArray[],
       v: JaxArray[],
       ids: JaxArray,
       start: JaxArray,
       count: JaxArray,
       rowIndex?: JaxArray,
-    ) => forwardHostChunk(p, k, v, ids, start, count, config, withLogits, rowIndex ?? null);
+    ) => model.forward(p, k, v, ids, start, count, withLogits, rowIndex ?? null);
     const leaves = jax.tree.leaves(abstract as never).length;
     program = buildProgram(f as never, abstract, leaves, key, {
       name: withLogits ? "decode" : "prefill",
@@ -190,24 +236,20 @@ function copyInto(
  */
 export class HostKvCache {
   readonly rows: number;
-  readonly config: GptConfig;
+  readonly model: KvModel;
   readonly #params: HostData[];
   #keys: Float32Array[];
   #values: Float32Array[];
   #capacity: number;
   /** Positions cached per row (what a change of capacity must keep). */
   readonly #lengths: Int32Array;
-  readonly #treeOf: GptParams;
 
-  /** Reads the params' data once (does not consume them). */
-  constructor(params: GptParams, config: GptConfig, rows: number) {
-    if (params.wte.dtype !== "float32") throw new Error("HostKvCache: float32 params only");
+  constructor(model: KvModel, rows: number) {
     this.rows = rows;
-    this.config = config;
-    this.#treeOf = params;
-    this.#params = (jax.tree.leaves(params as never) as JaxArray[]).map((leaf) => takeHostData(leaf.ref));
+    this.model = model;
+    this.#params = model.paramData;
     this.#lengths = new Int32Array(rows);
-    this.#capacity = capacityFor(1, config.maxLen);
+    this.#capacity = capacityFor(1, model.maxLen);
     this.#keys = this.#allocate(this.#capacity);
     this.#values = this.#allocate(this.#capacity);
   }
@@ -218,14 +260,14 @@ export class HostKvCache {
   }
 
   #allocate(capacity: number): Float32Array[] {
-    const size = this.rows * capacity * this.config.dModel;
-    return Array.from({ length: this.config.nLayers }, () => new Float32Array(size));
+    const size = this.rows * capacity * this.model.kvHeads * this.model.headDim;
+    return Array.from({ length: this.model.layers }, () => new Float32Array(size));
   }
 
   /** Copies every row's cached positions into caches of another capacity. */
   #resize(capacity: number): void {
-    const H = this.config.nHeads;
-    const K = this.config.dModel / H;
+    const H = this.model.kvHeads;
+    const K = this.model.headDim;
     const old = this.#capacity;
     const move = (caches: Float32Array[]) =>
       caches.map((cache) => {
@@ -254,19 +296,19 @@ export class HostKvCache {
    * their keys and values into the caches. Returns the logits [B·C·V] when asked for.
    */
   step(ids: Int32Array, start: Int32Array, count: Int32Array, withLogits: boolean): Float32Array | null {
-    const { rows, config } = this;
+    const { rows, model } = this;
     const chunk = ids.length / rows;
-    const L = config.nLayers;
-    const H = config.nHeads;
-    const K = config.dModel / H;
-    const V = config.vocabSize;
+    const L = model.layers;
+    const H = model.kvHeads;
+    const K = model.headDim;
+    const V = model.vocabSize;
     // The capacity that fits every live row and this step's tokens.
     let needed = 1;
     count.forEach((n, b) => {
       if (n > 0) this.#lengths[b] = Math.max(this.#lengths[b], start[b] + n);
     });
     for (const length of this.#lengths) needed = Math.max(needed, length);
-    const fits = capacityFor(needed, config.maxLen);
+    const fits = capacityFor(needed, model.maxLen);
     if (fits > this.#capacity || fits * 2 <= this.#capacity) this.#resize(fits);
     const S = this.#capacity;
     // Run only the rows with work. When they span a narrow window [lo, lo + size), the window's
@@ -301,7 +343,7 @@ export class HostKvCache {
     };
     const window = (data: Float32Array) =>
       gather ? data : data.subarray(lo * H * S * K, (lo + size) * H * S * K);
-    const program = chunkProgram(config, this.#treeOf, size, chunk, withLogits, S, gather ? rows : null);
+    const program = chunkProgram(model, size, chunk, withLogits, S, gather ? rows : null);
     const inputs = [
       ...this.#params,
       ...this.#keys.map(window),

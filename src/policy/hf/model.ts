@@ -1,0 +1,291 @@
+/**
+ * The Hugging Face decoder-only architectures (Qwen3, Llama 3, SmolLM2, Qwen2.5) as pure jax-js
+ * functions, for the ONNX engine to trace: pre-RMSNorm blocks, grouped-query attention with
+ * rotary positions (rotate-half form), optional q/k RMSNorm (Qwen3) and q/k/v biases (Qwen2), a
+ * SwiGLU feed-forward, and a head tied to the embedding or not. Weights keep Hugging Face's
+ * layout ([out, in]: y = x·Wᵀ). Every function follows jax-js ownership (each array argument is
+ * consumed once) and is differentiable unless it says otherwise.
+ *
+ * B=batch, T=time, D=hidden, H=query heads, G=H/Hkv queries per key/value head, K=head width,
+ * S=key positions, V=vocabulary.
+ */
+import { type JaxArray, nn, np } from "../../engine/jax.ts";
+import type { HfModelConfig } from "./config.ts";
+import { ropeInverseFrequencies } from "./rope.ts";
+
+export type HfLayerParams = {
+  inputNorm: JaxArray;
+  q: JaxArray;
+  k: JaxArray;
+  v: JaxArray;
+  o: JaxArray;
+  qBias?: JaxArray;
+  kBias?: JaxArray;
+  vBias?: JaxArray;
+  oBias?: JaxArray;
+  qNorm?: JaxArray;
+  kNorm?: JaxArray;
+  postNorm: JaxArray;
+  gate: JaxArray;
+  up: JaxArray;
+  down: JaxArray;
+  gateBias?: JaxArray;
+  upBias?: JaxArray;
+  downBias?: JaxArray;
+};
+
+export type HfParams = {
+  /** [V, D] */
+  embed: JaxArray;
+  layers: HfLayerParams[];
+  /** [D] final RMSNorm */
+  norm: JaxArray;
+  /** [V, D] output head; absent when tied to `embed`. */
+  lmHead?: JaxArray;
+};
+
+const BLOCKED = -1e9;
+
+/** RMSNorm over the last axis: x / √(mean(x²) + ε) · w. */
+export function rmsNorm(x: JaxArray, w: JaxArray, eps: number): JaxArray {
+  const meanSquare = np.square(x.ref).mean(-1, { keepdims: true });
+  return x.mul(np.reciprocal(np.sqrt(meanSquare.add(eps)))).mul(w);
+}
+
+/** x [.., In] · w[Out, In]ᵀ (+ b [Out]). */
+export function linear(x: JaxArray, w: JaxArray, b?: JaxArray): JaxArray {
+  const shape = x.shape;
+  const [out, inWidth] = w.shape;
+  let y = np.matmul(x.reshape([-1, inWidth]), w.transpose());
+  if (b) y = y.add(b);
+  return y.reshape([...shape.slice(0, -1), out]);
+}
+
+/** SiLU x·sigmoid(x), written x / (1 + e^(−x)) (one exp; −0 for very negative x). */
+export function silu(x: JaxArray): JaxArray {
+  return x.ref.div(np.exp(x.neg()).add(1));
+}
+
+/** Cosines and sines [.., 1, K/2] of the rotary angles at `positions` [..] (int32). */
+export function ropeAngles(positions: JaxArray, config: HfModelConfig): [JaxArray, JaxArray] {
+  const inv = np.array(ropeInverseFrequencies(config), { dtype: np.float32 });
+  const angles = positions
+    .astype(np.float32)
+    .reshape([...positions.shape, 1, 1])
+    .mul(inv); // [..,1,K/2]
+  return [np.cos(angles.ref), np.sin(angles)];
+}
+
+/** Rotate-half RoPE of x [B,T,Hx,K] with cos, sin [B|1,T,1,K/2]. Consumes all three. */
+export function applyRope(x: JaxArray, cos: JaxArray, sin: JaxArray): JaxArray {
+  const K = x.shape.at(-1)!;
+  const first = x.ref.slice([], [], [], [0, K / 2]);
+  const second = x.slice([], [], [], [K / 2, K]);
+  const out1 = first.ref.mul(cos.ref).sub(second.ref.mul(sin.ref));
+  const out2 = second.mul(cos).add(first.mul(sin));
+  return np.concatenate([out1, out2], -1);
+}
+
+/**
+ * Queries [B,Hkv,G,T,K] (scaled by 1/√K), keys and values [B,Hkv,T,K] of one layer at `positions`
+ * (cos/sin from `ropeAngles`). Consumes x, the cos/sin pair and the layer's attention weights.
+ */
+export function projectAttention(
+  x: JaxArray,
+  p: HfLayerParams,
+  cos: JaxArray,
+  sin: JaxArray,
+  config: HfModelConfig,
+): [JaxArray, JaxArray, JaxArray] {
+  const [B, T] = x.shape;
+  const { heads: H, kvHeads: Hkv, headDim: K, rmsNormEps: eps } = config;
+  let q = linear(x.ref, p.q, p.qBias).reshape([B, T, H, K]);
+  let k = linear(x.ref, p.k, p.kBias).reshape([B, T, Hkv, K]);
+  const v = linear(x, p.v, p.vBias).reshape([B, T, Hkv, K]);
+  if (p.qNorm && p.kNorm) {
+    q = rmsNorm(q, p.qNorm, eps);
+    k = rmsNorm(k, p.kNorm, eps);
+  }
+  q = applyRope(q, cos.ref, sin.ref).mul(1 / Math.sqrt(K));
+  k = applyRope(k, cos, sin);
+  const G = H / Hkv;
+  const qg = q.reshape([B, T, Hkv, G, K]).transpose([0, 2, 3, 1, 4]); // [B,Hkv,G,T,K]
+  return [qg, k.transpose([0, 2, 1, 3]), v.transpose([0, 2, 1, 3])];
+}
+
+/** Attention output [B,Hkv,G,T,K] → [B,T,H·K] (head h = kv·G + g, as transformers' repeat_kv). */
+export function mergeHeads(out: JaxArray): JaxArray {
+  const [B, Hkv, G, T, K] = out.shape;
+  return out.transpose([0, 3, 1, 2, 4]).reshape([B, T, Hkv * G * K]);
+}
+
+/** SwiGLU feed-forward: down(silu(gate(x)) · up(x)). */
+export function swiglu(x: JaxArray, p: HfLayerParams): JaxArray {
+  return linear(silu(linear(x.ref, p.gate, p.gateBias)).mul(linear(x, p.up, p.upBias)), p.down, p.downBias);
+}
+
+/** Additive causal mask [T, T]: 0 on and below the diagonal, −1e9 above. */
+function causalMask(T: number): JaxArray {
+  return np.tri(T, T, 0, { dtype: np.float32 }).sub(1).mul(-BLOCKED);
+}
+
+/**
+ * Final hidden states [B,T,D] (after the last RMSNorm) of a full causal pass over `ids` [B,T]
+ * (int32) at positions 0..T−1. `gather`: embed with `take` (inference only); otherwise with a
+ * one-hot product, differentiable under `jit`. Consumes params (but `lmHead`) and ids.
+ */
+export function hfHidden(
+  params: HfParams,
+  ids: JaxArray,
+  config: HfModelConfig,
+  options: { gather?: boolean } = {},
+): JaxArray {
+  const [B, T] = ids.shape;
+  const eps = config.rmsNormEps;
+  let x = options.gather
+    ? np.take(params.embed, ids, 0)
+    : np.matmul(
+        np
+          .equal(
+            ids.reshape([B, T, 1]),
+            np.arange(config.vocabSize, undefined, undefined, { dtype: np.int32 }),
+          )
+          .astype(np.float32),
+        params.embed,
+      );
+  const [cos, sin] = ropeAngles(
+    np.arange(T, undefined, undefined, { dtype: np.int32 }).reshape([1, T]),
+    config,
+  );
+  const mask = causalMask(T);
+  for (const p of params.layers) {
+    const [q, k, v] = projectAttention(rmsNorm(x.ref, p.inputNorm, eps), p, cos.ref, sin.ref, config);
+    const scores = np.matmul(q, np.expandDims(k.transpose([0, 1, 3, 2]), 2)).add(mask.ref); // [B,Hkv,G,T,T]
+    const probs = softmaxLast(scores);
+    const attended = mergeHeads(np.matmul(probs, np.expandDims(v, 2))); // [B,T,H·K]
+    x = x.add(linear(attended, p.o, p.oBias));
+    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p));
+  }
+  cos.dispose();
+  sin.dispose();
+  mask.dispose();
+  return rmsNorm(x, params.norm, eps);
+}
+
+/** Softmax over the last axis (max-shifted). */
+function softmaxLast(z: JaxArray): JaxArray {
+  const e = np.exp(z.ref.sub(z.max(-1, { keepdims: true })));
+  return e.ref.mul(np.reciprocal(e.sum(-1, { keepdims: true })));
+}
+
+/** Logits [.., V] of hidden states [.., D] through the head ([V, D]). Consumes both. */
+export function hfHeadLogits(hidden: JaxArray, head: JaxArray): JaxArray {
+  return linear(hidden, head);
+}
+
+/** The head's weight: `lmHead`, or the embedding when tied (a new reference either way). */
+export function headWeight(params: HfParams): JaxArray {
+  return (params.lmHead ?? params.embed).ref;
+}
+
+/** Logits [B,T,V] of a full causal pass. Consumes params and ids. */
+export function hfLogits(
+  params: HfParams,
+  ids: JaxArray,
+  config: HfModelConfig,
+  options: { gather?: boolean } = {},
+): JaxArray {
+  const head = headWeight(params);
+  const { lmHead, ...body } = params;
+  const logits = hfHeadLogits(hfHidden(body, ids, config, options), head);
+  lmHead?.dispose();
+  return logits;
+}
+
+/**
+ * log p(ids[t] | ids[<t]) for t = 1..T−1: [B, T−1], from one full causal pass (inference: gathers).
+ * Consumes params and ids.
+ */
+export function hfTokenLogprobs(params: HfParams, ids: JaxArray, config: HfModelConfig): JaxArray {
+  const [B, T] = ids.shape;
+  const next = ids.ref.slice([], [1, T]).reshape([B, T - 1, 1]);
+  const logits = hfLogits(params, ids, config, { gather: true }).slice([], [0, T - 1]); // [B,T−1,V]
+  return np.takeAlongAxis(nn.logSoftmax(logits, -1), next, -1).reshape([B, T - 1]);
+}
+
+/**
+ * The host-KV chunk program (see policy/embedded/host-kv.ts): C tokens per row at positions
+ * start[b] + c attend to the cached positions < start[b] and to the chunk's own tokens up to
+ * themselves (the first count[b] are real). Caches are [B,Hkv,S,K]. Returns [new keys per layer
+ * [B,Hkv,C,K]…, new values…, logits [B,C,V] when `withLogits`]. `rowIndex` [B]: the caches have
+ * more rows and step row b reads cache row rowIndex[b]. Inference only (gathers). Consumes all.
+ */
+export function hfForwardChunk(
+  params: HfParams,
+  keys: JaxArray[],
+  values: JaxArray[],
+  ids: JaxArray,
+  start: JaxArray,
+  count: JaxArray,
+  config: HfModelConfig,
+  withLogits: boolean,
+  rowIndex: JaxArray | null = null,
+): JaxArray[] {
+  const [B, C] = ids.shape;
+  const eps = config.rmsNormEps;
+  if (rowIndex) {
+    keys = keys.map((cache) => np.take(cache, rowIndex.ref, 0));
+    values = values.map((cache) => np.take(cache, rowIndex.ref, 0));
+    rowIndex.dispose();
+  }
+  const S = keys[0].shape[2];
+  const chunkIndex = np.arange(C, undefined, undefined, { dtype: np.int32 }).reshape([1, C]);
+  const positions = start.ref.reshape([B, 1]).add(chunkIndex.ref); // [B,C]
+  const keyIndex = np.arange(S, undefined, undefined, { dtype: np.int32 }).reshape([1, 1, S]);
+  const maskCache = np.where(keyIndex.less(start.reshape([B, 1, 1])), 0, BLOCKED).reshape([B, 1, 1, 1, S]); // cached positions < start
+  const own = chunkIndex.ref.reshape([1, 1, C]);
+  const maskChunk = np
+    .where(
+      np.logicalAnd(own.ref.lessEqual(chunkIndex.reshape([1, C, 1])), own.less(count.reshape([B, 1, 1]))),
+      0,
+      BLOCKED,
+    )
+    .reshape([B, 1, 1, C, C]);
+  const head = headWeight(params);
+  params.lmHead?.dispose();
+  const [cos, sin] = ropeAngles(positions, config); // [B,C,1,K/2]
+  let x = np.take(params.embed, ids, 0); // [B,C,D]
+  const newKeys: JaxArray[] = [];
+  const newValues: JaxArray[] = [];
+  params.layers.forEach((p, layer) => {
+    const [q, k, v] = projectAttention(rmsNorm(x.ref, p.inputNorm, eps), p, cos.ref, sin.ref, config);
+    newKeys.push(k.ref);
+    newValues.push(v.ref);
+    const scoresCache = np
+      .matmul(q.ref, np.expandDims(keys[layer].transpose([0, 1, 3, 2]), 2))
+      .add(maskCache.ref); // [B,Hkv,G,C,S]
+    const scoresChunk = np.matmul(q, np.expandDims(k.transpose([0, 1, 3, 2]), 2)).add(maskChunk.ref); // [B,Hkv,G,C,C']
+    const top = np.maximum(
+      scoresCache.ref.max(-1, { keepdims: true }),
+      scoresChunk.ref.max(-1, { keepdims: true }),
+    );
+    const expCache = np.exp(scoresCache.sub(top.ref));
+    const expChunk = np.exp(scoresChunk.sub(top));
+    const total = expCache.ref.sum(-1, { keepdims: true }).add(expChunk.ref.sum(-1, { keepdims: true }));
+    const attended = np
+      .matmul(expCache, np.expandDims(values[layer], 2))
+      .add(np.matmul(expChunk, np.expandDims(v, 2)))
+      .div(total); // [B,Hkv,G,C,K]
+    x = x.add(linear(mergeHeads(attended), p.o, p.oBias));
+    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p));
+  });
+  cos.dispose();
+  sin.dispose();
+  maskCache.dispose();
+  maskChunk.dispose();
+  if (!withLogits) {
+    for (const leaf of [x, head, params.norm]) leaf.dispose();
+    return [...newKeys, ...newValues];
+  }
+  return [...newKeys, ...newValues, hfHeadLogits(rmsNorm(x, params.norm, eps), head)];
+}

@@ -1,0 +1,259 @@
+/**
+ * A Hugging Face checkpoint as a chat `Policy` (`--policy hf:<folder>`): each turn the episode is
+ * rendered by the checkpoint's own chat template (messages as the OpenAI policy builds them, tools
+ * included, generation prompt on), encoded by its own tokenizer, decoded on the engine's host KV
+ * caches (engine.ts) until an end-of-sequence id or the turn's budget, and the text parsed into
+ * tool calls by the checkpoint's format (Hermes `<tool_call>`, Llama 3 JSON).
+ *
+ * Ids: a slot keeps what it has fed and sampled. When the next turn's rendering extends those ids
+ * (the template kept the earlier turns as sampled), only the new ids are fed and the earlier
+ * turns' sampled ids are what the model conditions on. When it does not (Qwen3 drops earlier
+ * `<think>` blocks, a template re-serialises tool-call JSON, the tokenizer re-encodes the text
+ * differently), the slot is rebuilt from the rendering, as a server re-rendering each request
+ * would, and the break is counted (`prefixBreaks`): how often the real template breaks the prefix.
+ *
+ * Randomness as the embedded policy: turn k of an episode samples from
+ * createRng(mix(mix(seed, episode seed), k)); a context's `sampling` overrides the defaults, which
+ * are the policy's options, else generation_config.json's (temperature 0 unless it samples).
+ * generation_config's top_k is not applied (the sampler has temperature and top-p).
+ */
+import { createRng, mixSeeds } from "../../core/random.ts";
+import type { ChatToolCall, Policy, PolicyContext, PolicyStep, Tokenizer } from "../../types/policy.ts";
+import { DecodeSession } from "../embedded/decode-session.ts";
+import { validateSampling } from "../embedded/sampler.ts";
+import { buildChatMessages, chatTools, type RecordedTurn } from "../openai/messages.ts";
+import type { HfEngineModel } from "./engine.ts";
+
+/** The text side of a checkpoint (tokenizer.ts, chat-template.ts, tool-calls.ts), as the policy uses it. */
+export interface HfTextSide {
+  tokenizer: {
+    encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
+    decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
+    readonly eosTokenIds: readonly number[];
+    readonly vocabSize: number;
+  };
+  template: {
+    render(
+      messages: readonly unknown[],
+      options: { tools?: readonly unknown[]; addGenerationPrompt: boolean; extra?: Record<string, unknown> },
+    ): string;
+  };
+  /** The checkpoint's tool-call format and its parser. */
+  toolFormat: string;
+  parseToolCalls(
+    text: string,
+    format: never,
+  ): {
+    content: string;
+    reasoning?: string;
+    toolCalls: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+    /** Raw text of each call that could not be parsed. */
+    malformed?: string[];
+  };
+}
+
+/**
+ * The name a call the parser could not read is recorded under: the episode loop finds no such
+ * tool and records the turn as a format failure (the policy's), with the raw text as arguments.
+ */
+export const MALFORMED_CALL = "malformed_tool_call";
+
+export interface HfPolicyOptions {
+  temperature?: number;
+  topP?: number;
+  /** Episodes decoded together (KV-cache slots; default 8). */
+  capacity?: number;
+  seed?: number;
+  /** Policy id recorded in trajectories (default `hf:<folder>`). */
+  id?: string;
+  /** The system prompt when the task has none (default: the OpenAI policy's). */
+  systemPrompt?: string;
+  /** Passed to the template (e.g. `{ enable_thinking: false }` for Qwen3). */
+  templateExtra?: Record<string, unknown>;
+}
+
+export class HfPolicy implements Policy {
+  readonly id: string;
+  readonly protocol = "chat" as const;
+  readonly tokenizer: Tokenizer;
+  readonly model: HfEngineModel;
+  readonly temperature: number;
+  readonly topP: number;
+  readonly capacity: number;
+  readonly seed: number;
+  /** Turns whose rendering did not extend the ids the slot held (the slot was rebuilt). */
+  prefixBreaks = 0;
+  /** Turns fed after an earlier turn of the same episode (the denominator of `prefixBreaks`). */
+  continuedTurns = 0;
+  readonly #text: HfTextSide;
+  readonly #options: HfPolicyOptions;
+  readonly #session: DecodeSession;
+  readonly #stopIds: number[];
+  #slotOf = new Map<string, number>();
+  #episodeOf: (string | null)[];
+  #lastUsed: number[];
+  #clock = 0;
+  #recorded = new Map<string, RecordedTurn[]>();
+
+  constructor(model: HfEngineModel, text: HfTextSide, options: HfPolicyOptions = {}) {
+    this.model = model;
+    this.#text = text;
+    this.#options = options;
+    this.id = options.id ?? `hf:${model.checkpoint.folder}`;
+    const generation = model.checkpoint.generation;
+    this.temperature = options.temperature ?? generation.temperature;
+    this.topP = options.topP ?? generation.topP;
+    validateSampling({ temperature: this.temperature, topP: this.topP });
+    this.capacity = options.capacity ?? 8;
+    this.seed = options.seed ?? 0;
+    const { tokenizer } = text;
+    this.tokenizer = {
+      encode: (s: string) => tokenizer.encode(s, { addSpecialTokens: false }),
+      decode: (ids: number[]) => tokenizer.decode(ids),
+      vocabSize: tokenizer.vocabSize,
+    };
+    this.#stopIds = [...new Set([...generation.eosTokenIds, ...tokenizer.eosTokenIds])];
+    if (this.#stopIds.length === 0)
+      throw new Error(
+        `${this.id}: no end-of-sequence id in generation_config.json, config.json or the tokenizer`,
+      );
+    this.#session = new DecodeSession(model.kvModel, null, { rows: this.capacity });
+    this.#episodeOf = Array.from({ length: this.capacity }, () => null);
+    this.#lastUsed = Array.from({ length: this.capacity }, () => 0);
+  }
+
+  /**
+   * The ids of a context's conversation rendered by the template, ready for the next turn: the
+   * client's own messages when it sent them (serve), else the messages the OpenAI policy would send.
+   */
+  promptIds(context: PolicyContext): number[] {
+    const messages =
+      context.messages ??
+      buildChatMessages(context, {
+        ...(this.#options.systemPrompt ? { systemPrompt: this.#options.systemPrompt } : {}),
+        recorded: this.#recorded.get(context.episodeId),
+      });
+    const rendered = this.#text.template.render(messages, {
+      ...(context.tools.length > 0 ? { tools: chatTools(context.tools) } : {}),
+      addGenerationPrompt: true,
+      ...(this.#options.templateExtra ? { extra: this.#options.templateExtra } : {}),
+    });
+    // The template writes the special tokens (BOS included) itself.
+    return this.#text.tokenizer.encode(rendered, { addSpecialTokens: false });
+  }
+
+  async act(contexts: readonly PolicyContext[], options?: { signal?: AbortSignal }): Promise<PolicyStep[]> {
+    const steps: PolicyStep[] = [];
+    for (let start = 0; start < contexts.length; start += this.capacity) {
+      if (options?.signal?.aborted) throw new Error("HfPolicy.act: aborted");
+      steps.push(...(await this.#actGroup(contexts.slice(start, start + this.capacity))));
+    }
+    return steps;
+  }
+
+  release(episodeIds: readonly string[]): void {
+    for (const id of episodeIds) {
+      this.#recorded.delete(id);
+      const slot = this.#slotOf.get(id);
+      if (slot === undefined) continue;
+      this.#slotOf.delete(id);
+      this.#episodeOf[slot] = null;
+      this.#session.reset(slot);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#session.dispose();
+  }
+
+  #slotFor(episodeId: string, pinned: Set<number>): number {
+    const existing = this.#slotOf.get(episodeId);
+    if (existing !== undefined) return existing;
+    let slot = this.#episodeOf.indexOf(null);
+    if (slot < 0) {
+      let best = -1;
+      for (let s = 0; s < this.capacity; s++)
+        if (!pinned.has(s) && (best < 0 || this.#lastUsed[s] < this.#lastUsed[best])) best = s;
+      slot = best;
+      this.#slotOf.delete(this.#episodeOf[slot]!);
+    }
+    this.#episodeOf[slot] = episodeId;
+    this.#slotOf.set(episodeId, slot);
+    this.#session.reset(slot);
+    return slot;
+  }
+
+  /** Feeds the slot the rendering's ids beyond what it holds, or rebuilds it (a prefix break). */
+  #sync(slot: number, context: PolicyContext): void {
+    const ids = this.promptIds(context);
+    const held = this.#session.tokens(slot);
+    if (context.turns.length > 0 && held.length > 0) this.continuedTurns++;
+    const extendsHeld =
+      !this.#session.isFull(slot) && held.length <= ids.length && held.every((id, i) => id === ids[i]);
+    if (extendsHeld) {
+      this.#session.feed(slot, ids.slice(held.length));
+      return;
+    }
+    if (held.length > 0) this.prefixBreaks++;
+    this.#session.reset(slot);
+    this.#session.feed(slot, ids);
+  }
+
+  async #actGroup(contexts: readonly PolicyContext[]): Promise<PolicyStep[]> {
+    const pinned = new Set<number>();
+    for (const context of contexts) {
+      const slot = this.#slotOf.get(context.episodeId);
+      if (slot !== undefined) pinned.add(slot);
+    }
+    const slots = contexts.map((context) => {
+      const slot = this.#slotFor(context.episodeId, pinned);
+      pinned.add(slot);
+      this.#lastUsed[slot] = ++this.#clock;
+      this.#sync(slot, context);
+      return slot;
+    });
+    const results = await this.#session.generate(
+      contexts.map((context, i) => ({
+        slot: slots[i],
+        maxNew: Math.max(0, context.maxTokens),
+        stop: this.#stopIds,
+        rng: createRng(mixSeeds(mixSeeds(this.seed, context.seed), context.turns.length)),
+        sampling: context.sampling ?? { temperature: this.temperature, topP: this.topP },
+      })),
+    );
+    return results.map((result, i) => {
+      const context = contexts[i];
+      if (this.#session.isFull(slots[i]))
+        return {
+          text: "",
+          tokenIds: [],
+          logprobs: [],
+          finishReason: "length" as const,
+        };
+      const stopped = result.finishReason === "stop";
+      const body = stopped ? result.ids.slice(0, -1) : result.ids;
+      const parsed = this.#text.parseToolCalls(
+        this.#text.tokenizer.decode(body, { skipSpecialTokens: false }),
+        this.#text.toolFormat as never,
+      );
+      const toolCalls: ChatToolCall[] = parsed.toolCalls.map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      }));
+      (parsed.malformed ?? []).forEach((raw, j) => {
+        toolCalls.push({ id: `call_malformed_${j}`, name: MALFORMED_CALL, arguments: raw });
+      });
+      const turns = this.#recorded.get(context.episodeId) ?? [];
+      turns[context.turns.length] = { text: parsed.content, toolCalls };
+      this.#recorded.set(context.episodeId, turns);
+      return {
+        text: parsed.content,
+        tokenIds: result.ids,
+        logprobs: result.logprobs,
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        finishReason: toolCalls.length > 0 ? ("tool-calls" as const) : result.finishReason,
+      };
+    });
+  }
+}

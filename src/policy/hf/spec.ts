@@ -1,0 +1,10 @@
+/** The `hf:<folder>` policy spec (kept apart from load.ts so resolving other specs loads no engine). */
+export const HF_PREFIX = "hf:";
+
+/** The folder of an `hf:<folder>` policy spec, or null for another spec. */
+export function parseHfSpec(spec: string): string | null {
+  if (!spec.startsWith(HF_PREFIX)) return null;
+  const folder = spec.slice(HF_PREFIX.length);
+  if (folder === "") throw new Error(`policy "${spec}": hf: needs a checkpoint folder (hf:<folder>)`);
+  return folder;
+}

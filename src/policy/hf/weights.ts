@@ -1,0 +1,141 @@
+/**
+ * A Hugging Face checkpoint folder as `save_pretrained` writes it: `config.json`, the weights in
+ * safetensors (one `model.safetensors`, or shards listed by `model.safetensors.index.json`; f32,
+ * f16 or bf16, widened to float32) and an optional `generation_config.json`. The weights become
+ * host tensors keyed by the engine's parameter paths (model.ts), in Hugging Face's layout
+ * ([out, in] for every projection).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { decodeSafetensors } from "../../engine/safetensors.ts";
+import type { HostTensor } from "../../engine/tree.ts";
+import {
+  HfConfigError,
+  type HfGenerationConfig,
+  type HfModelConfig,
+  parseGenerationConfig,
+  parseHfConfig,
+} from "./config.ts";
+
+export interface HfCheckpoint {
+  folder: string;
+  config: HfModelConfig;
+  generation: HfGenerationConfig;
+  /** Parameter path (model.ts's tree: `layers.0.q`, `embed`, …) → float32 tensor. */
+  tensors: Record<string, HostTensor>;
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new HfConfigError(`${path}: ${(error as Error).message}`);
+  }
+}
+
+/** Every tensor of the folder's safetensors files, by Hugging Face name. */
+function readSafetensors(folder: string): Record<string, HostTensor> {
+  const index = join(folder, "model.safetensors.index.json");
+  let files: string[];
+  if (existsSync(index)) {
+    const map = (readJson(index) as { weight_map?: Record<string, string> }).weight_map;
+    if (!map || typeof map !== "object")
+      throw new HfConfigError(`${index}: weight_map must map tensor names to shard files`);
+    files = [...new Set(Object.values(map))];
+  } else if (existsSync(join(folder, "model.safetensors"))) {
+    files = ["model.safetensors"];
+  } else {
+    throw new HfConfigError(
+      `${folder}: no model.safetensors or model.safetensors.index.json (only safetensors weights are read; convert .bin checkpoints with transformers' save_pretrained)`,
+    );
+  }
+  const tensors: Record<string, HostTensor> = {};
+  for (const file of files) {
+    const path = join(folder, file);
+    Object.assign(tensors, decodeSafetensors(readFileSync(path), path).tensors);
+  }
+  return tensors;
+}
+
+/** Hugging Face tensor name of each parameter path, with its expected shape. */
+export function hfParamNames(c: HfModelConfig): [path: string, name: string, shape: number[]][] {
+  const D = c.hiddenSize;
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  const F = c.intermediateSize;
+  const out: [string, string, number[]][] = [["embed", "model.embed_tokens.weight", [c.vocabSize, D]]];
+  for (let i = 0; i < c.layers; i++) {
+    const p = `layers.${i}`;
+    const n = `model.layers.${i}`;
+    out.push(
+      [`${p}.inputNorm`, `${n}.input_layernorm.weight`, [D]],
+      [`${p}.q`, `${n}.self_attn.q_proj.weight`, [q, D]],
+      [`${p}.k`, `${n}.self_attn.k_proj.weight`, [kv, D]],
+      [`${p}.v`, `${n}.self_attn.v_proj.weight`, [kv, D]],
+      [`${p}.o`, `${n}.self_attn.o_proj.weight`, [D, q]],
+    );
+    if (c.qkvBias)
+      out.push(
+        [`${p}.qBias`, `${n}.self_attn.q_proj.bias`, [q]],
+        [`${p}.kBias`, `${n}.self_attn.k_proj.bias`, [kv]],
+        [`${p}.vBias`, `${n}.self_attn.v_proj.bias`, [kv]],
+      );
+    if (c.outputBias) out.push([`${p}.oBias`, `${n}.self_attn.o_proj.bias`, [D]]);
+    if (c.qkNorm)
+      out.push(
+        [`${p}.qNorm`, `${n}.self_attn.q_norm.weight`, [c.headDim]],
+        [`${p}.kNorm`, `${n}.self_attn.k_norm.weight`, [c.headDim]],
+      );
+    out.push(
+      [`${p}.postNorm`, `${n}.post_attention_layernorm.weight`, [D]],
+      [`${p}.gate`, `${n}.mlp.gate_proj.weight`, [F, D]],
+      [`${p}.up`, `${n}.mlp.up_proj.weight`, [F, D]],
+      [`${p}.down`, `${n}.mlp.down_proj.weight`, [D, F]],
+    );
+    if (c.mlpBias)
+      out.push(
+        [`${p}.gateBias`, `${n}.mlp.gate_proj.bias`, [F]],
+        [`${p}.upBias`, `${n}.mlp.up_proj.bias`, [F]],
+        [`${p}.downBias`, `${n}.mlp.down_proj.bias`, [D]],
+      );
+  }
+  out.push(["norm", "model.norm.weight", [D]]);
+  if (!c.tieEmbeddings) out.push(["lmHead", "lm_head.weight", [c.vocabSize, D]]);
+  return out;
+}
+
+/** Picks and checks the parameters of `config` among a checkpoint's tensors. */
+export function selectHfParams(
+  config: HfModelConfig,
+  tensors: Record<string, HostTensor>,
+  source: string,
+): Record<string, HostTensor> {
+  const out: Record<string, HostTensor> = {};
+  for (const [path, name, shape] of hfParamNames(config)) {
+    const tensor = tensors[name];
+    if (!tensor) throw new HfConfigError(`${source}: tensor "${name}" is missing`);
+    if (tensor.shape.join() !== shape.join())
+      throw new HfConfigError(
+        `${source}: tensor "${name}" has shape [${tensor.shape}], config.json implies [${shape}]`,
+      );
+    if (tensor.dtype !== "float32")
+      throw new HfConfigError(`${source}: tensor "${name}" is ${tensor.dtype}; f32, f16 or bf16 are read`);
+    out[path] = tensor;
+  }
+  return out;
+}
+
+/** Reads a checkpoint folder (config, generation config, weights). */
+export function loadHfCheckpoint(folder: string): HfCheckpoint {
+  const configPath = join(folder, "config.json");
+  if (!existsSync(configPath))
+    throw new HfConfigError(`${folder}: no config.json (not a Hugging Face checkpoint folder)`);
+  const config = parseHfConfig(readJson(configPath));
+  const generationPath = join(folder, "generation_config.json");
+  const generation = parseGenerationConfig(
+    existsSync(generationPath) ? readJson(generationPath) : null,
+    config,
+  );
+  const tensors = selectHfParams(config, readSafetensors(folder), folder);
+  return { folder, config, generation, tensors };
+}
