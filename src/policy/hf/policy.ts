@@ -23,6 +23,7 @@ import { DecodeSession } from "../embedded/decode-session.ts";
 import { validateSampling } from "../embedded/sampler.ts";
 import { buildChatMessages, chatTools, type RecordedTurn } from "../openai/messages.ts";
 import type { HfEngineModel } from "./engine.ts";
+import type { ToolCallFormat } from "./tool-calls.ts";
 
 /** The text side of a checkpoint (tokenizer.ts, chat-template.ts, tool-calls.ts), as the policy uses it. */
 export interface HfTextSide {
@@ -39,10 +40,10 @@ export interface HfTextSide {
     ): string;
   };
   /** The checkpoint's tool-call format and its parser. */
-  toolFormat: string;
+  toolFormat: ToolCallFormat;
   parseToolCalls(
     text: string,
-    format: never,
+    format: ToolCallFormat,
   ): {
     content: string;
     reasoning?: string;
@@ -234,7 +235,7 @@ export class HfPolicy implements Policy {
       const body = stopped ? result.ids.slice(0, -1) : result.ids;
       const parsed = this.#text.parseToolCalls(
         this.#text.tokenizer.decode(body, { skipSpecialTokens: false }),
-        this.#text.toolFormat as never,
+        this.#text.toolFormat,
       );
       const toolCalls: ChatToolCall[] = parsed.toolCalls.map((call) => ({
         id: call.id,
