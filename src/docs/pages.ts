@@ -10,7 +10,7 @@ import { BENCH_RECORD, type BenchRecord, benchTable } from "./bench-table.ts";
 import { cliReference } from "./cli-reference.ts";
 import { formatMarkdown } from "./format.ts";
 import { writeBlock } from "./generated-block.ts";
-import { RESULTS_REPORT, resultsDetail, resultsTable } from "./results-table.ts";
+import { armsTable, RESULTS_REPORT, resultsDetail, resultsTable } from "./results-table.ts";
 
 export interface GeneratedText {
   /** Page path from the repository root. */
@@ -51,6 +51,8 @@ export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): G
   if (kinds.includes("results")) {
     out.push({ page: "README.md", block: "recipe-results", content: resultsContent(root) });
     out.push({ page: "docs/results.md", block: "recipe-results", content: resultsContent(root, true) });
+    const report = readJson<RecipeReport>(root, RESULTS_REPORT);
+    if (report) out.push({ page: "docs/results.md", block: "recipe-arms", content: armsTable(report) });
   }
   if (kinds.includes("bench"))
     out.push({ page: "docs/performance.md", block: "bench", content: benchContent(root) });

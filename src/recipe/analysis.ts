@@ -43,6 +43,15 @@ export interface Verdict {
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
   exampleStage?: string;
+  /** A reproduced claim whose interval lies entirely below the margin: "reproduced, smaller than the margin". */
+  smallerThanMargin?: boolean;
+}
+
+/** The status as the report words it: "reproduced, smaller than the margin" where that is the case. */
+export function statusLabel(verdict: Pick<Verdict, "status" | "smallerThanMargin">): string {
+  return verdict.status === "reproduced" && verdict.smallerThanMargin
+    ? "reproduced, smaller than the margin"
+    : verdict.status;
 }
 
 export interface PairedDifference {
