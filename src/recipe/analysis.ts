@@ -73,6 +73,29 @@ export function sharedTasks(a: readonly TaskCount[], b: readonly TaskCount[]): s
     .map((count) => count.taskId);
 }
 
+/** Each task's samples summed over several evaluations of the same tasks. */
+export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[] {
+  const pooled = new Map<string, TaskCount>();
+  for (const counts of lists) {
+    for (const count of counts) {
+      const seen = pooled.get(count.taskId);
+      pooled.set(
+        count.taskId,
+        seen
+          ? {
+              ...seen,
+              n: seen.n + count.n,
+              c: seen.c + count.c,
+              policyErrors: seen.policyErrors + count.policyErrors,
+              infraFailures: (seen.infraFailures ?? 0) + (count.infraFailures ?? 0),
+            }
+          : { ...count },
+      );
+    }
+  }
+  return [...pooled.values()];
+}
+
 /** Unbiased per-task pass@k (k capped at the task's n). */
 export function taskPassAtK(count: TaskCount, k: number): number {
   return passAtK(count.n, count.c, Math.min(k, count.n));

@@ -145,7 +145,8 @@ test("a report whose GRPO arm did not learn calls MT-GRPO − GRPO inconclusive:
   const results: Record<string, unknown> = {};
   const base = (i: number) => 2 + (i % 2);
   for (const r of [0, 1]) {
-    results[replicaStage(creditEvalStageName("base"), r)] = evalOf(base);
+    // the base's two evaluations differ by their sampling: 2 or 3 of 6 on a task, the other way round
+    results[replicaStage(creditEvalStageName("base"), r)] = evalOf((i) => base(i + r));
     results[replicaStage(creditEvalStageName("mt-grpo"), r)] = evalOf(() => 5);
     results[replicaStage(creditEvalStageName("grpo"), r)] = evalOf(r === 0 ? () => 4 : () => 1);
     results[replicaStage(creditStageName("grpo"), r)] = rl("grpo");
@@ -173,6 +174,8 @@ test("a report whose GRPO arm did not learn calls MT-GRPO − GRPO inconclusive:
       ["credit-mt-grpo", 2, true],
     ],
   );
+  // the start is the same untrained base at both seeds: its pass@1 pools both evaluations, 5 of 12 on every task
+  for (const arm of arms) assert.ok(Math.abs(arm.start! - 5 / 12) < 1e-12, `${arm.stage} start ${arm.start}`);
   const context = {
     config,
     results,
