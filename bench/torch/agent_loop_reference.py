@@ -15,7 +15,8 @@ Usage (the bench runs these; `OPENBLAS_NUM_THREADS=2` on two cores):
 eval writes {"episodes_per_s", "pass_at_k", ...}; grpo prints one JSON line per step with
 `step` and `seconds`.
 
-Needs PyTorch: `apt-get install python3-torch libopenblas0-pthread` (Debian) or
+Needs PyTorch 1.13 or later (torch_compat.py: older versions are refused, and without
+`scaled_dot_product_attention`, before 2.0, attention is computed explicitly): `apt-get install python3-torch libopenblas0-pthread` (Debian) or
 `pip install torch --index-url https://download.pytorch.org/whl/cpu`.
 """
 
@@ -28,6 +29,10 @@ import time
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from torch_compat import attention, require_torch
+
+require_torch()
 
 # ---------------------------------------------------------------- vocabulary and world
 TAGS = ["<pad>", "<q>", "</q>", "<search>", "</search>", "<obs>", "</obs>", "<calc>", "</calc>", "<answer>", "</answer>"]
@@ -206,7 +211,7 @@ class Block(nn.Module):
             keys, values = cache
             keys[:, :, position : position + steps], values[:, :, position : position + steps] = k, v
             k, v = keys[:, :, : position + steps], values[:, :, : position + steps]
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=steps > 1)
+        y = attention(q, k, v, is_causal=steps > 1)
         x = x + self.out(y.transpose(1, 2).reshape(batch, steps, width))
         return x + self.down(F.gelu(self.up(self.norm_mlp(x))))
 

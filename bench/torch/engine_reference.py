@@ -11,7 +11,8 @@ Workloads, each timed as the median over repeats after warm-up:
 Prints one JSON line: train_tok_per_s, logprobs_B64_T64_ms, sample_kvcache_tok_per_s (the keys
 bench/engine.ts reads) and a few more for the record.
 
-Needs PyTorch: `apt-get install python3-torch libopenblas0-pthread` (Debian) or
+Needs PyTorch 1.13 or later (torch_compat.py: older versions are refused, and without
+`scaled_dot_product_attention`, before 2.0, attention is computed explicitly): `apt-get install python3-torch libopenblas0-pthread` (Debian) or
 `pip install torch --index-url https://download.pytorch.org/whl/cpu`. The bench runs it as
 `OPENBLAS_NUM_THREADS=2 python3 bench/torch/engine_reference.py --threads 1`: on two cores one
 intra-op thread with a two-thread BLAS was PyTorch's fastest setting.
@@ -26,6 +27,10 @@ import time
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from torch_compat import attention, require_torch
+
+require_torch()
 
 VOCAB, WIDTH, LAYERS, HEADS, HIDDEN = 256, 128, 4, 4, 512
 HEAD_WIDTH = WIDTH // HEADS
@@ -51,14 +56,14 @@ class Block(nn.Module):
             for part in self.qkv(x).split(WIDTH, dim=-1)
         )
         if cache is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y = attention(q, k, v, is_causal=True)
         else:
             keys, values, position = cache
             keys[:, :, position : position + time_steps] = k
             values[:, :, position : position + time_steps] = v
             end = position + time_steps
             # a prefill attends causally within the prompt; one decoded token attends to all
-            y = F.scaled_dot_product_attention(
+            y = attention(
                 q, keys[:, :, :end], values[:, :, :end], is_causal=time_steps > 1
             )
         return self.out(y.transpose(1, 2).reshape(batch, time_steps, WIDTH))

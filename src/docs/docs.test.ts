@@ -6,7 +6,7 @@ import type { RecipeReport } from "../recipe/report.ts";
 import { type BenchRecord, benchTable } from "./bench-table.ts";
 import { readBlock, writeBlock } from "./generated-block.ts";
 import { expectedPage, generatedTexts } from "./pages.ts";
-import { formatEffect, resultsTable } from "./results-table.ts";
+import { armsTable, formatEffect, resultsTable } from "./results-table.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -73,6 +73,34 @@ test("the results table shows each verdict's difference, else its evidence's fir
     formatEffect({ mean: -0.004, interval: { lower: -0.026, upper: 0.017 }, tasks: 120 }),
     "−0.004 [−0.026, +0.017], 120 tasks",
   );
+});
+
+test("the arms table: one row per arm and seed, learned or not, and how many learned", () => {
+  const arm = (seed: number, end: number, lower: number) => ({
+    run: "credit-grpo",
+    stage: seed === 1 ? "credit-grpo" : `credit-grpo@s${seed}`,
+    seed,
+    family: "chain",
+    estimator: "grpo",
+    startStage: "credit-eval-base",
+    endStage: "credit-eval-grpo",
+    start: 0.156,
+    end,
+    difference: { mean: end - 0.156, interval: { lower, upper: lower + 0.05 }, tasks: 96 },
+    learned: lower > 0,
+  });
+  const report = { arms: [arm(1, 0.109, -0.08), arm(2, 0.25, 0.06)] } as unknown as RecipeReport;
+  const table = armsTable(report).split("\n");
+  assert.equal(
+    table[2],
+    "| credit-grpo | 1 | chain | grpo | 0.156 | 0.109 | −0.047 [−0.080, −0.030], 96 tasks | **no** |",
+  );
+  assert.equal(
+    table[3],
+    "| credit-grpo | 2 | chain | grpo | 0.156 | 0.250 | +0.094 [+0.060, +0.110], 96 tasks | yes |",
+  );
+  assert.match(table[5], /^1 of 2 arm-seeds learned/);
+  assert.match(armsTable({} as RecipeReport), /predates the arms table/);
 });
 
 test("the bench table reads the record's keys; a figure not measured shows as –", () => {

@@ -11,7 +11,7 @@ import { cliReference } from "./cli-reference.ts";
 import { formatMarkdown } from "./format.ts";
 import { writeBlock } from "./generated-block.ts";
 import { HF_BENCH_RECORD, hfBenchTable } from "./hf-bench-table.ts";
-import { RESULTS_REPORT, resultsDetail, resultsTable } from "./results-table.ts";
+import { armsTable, RESULTS_REPORT, resultsDetail, resultsTable } from "./results-table.ts";
 
 export interface GeneratedText {
   /** Page path from the repository root. */
@@ -60,6 +60,8 @@ export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): G
   if (kinds.includes("results")) {
     out.push({ page: "README.md", block: "recipe-results", content: resultsContent(root) });
     out.push({ page: "docs/results.md", block: "recipe-results", content: resultsContent(root, true) });
+    const report = readJson<RecipeReport>(root, RESULTS_REPORT);
+    if (report) out.push({ page: "docs/results.md", block: "recipe-arms", content: armsTable(report) });
   }
   if (kinds.includes("bench")) {
     out.push({ page: "docs/performance.md", block: "bench", content: benchContent(root) });

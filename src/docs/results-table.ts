@@ -6,7 +6,7 @@
  * `generated:` markers; `npm run docs:results` rewrites them and results-table.test.ts fails when
  * a page and the report disagree.
  */
-import type { PairedDifference } from "../recipe/analysis.ts";
+import { type PairedDifference, statusLabel } from "../recipe/analysis.ts";
 import type { RecipeReport } from "../recipe/report.ts";
 
 export const RESULTS_REPORT = "docs/results/recipe-default.report.json";
@@ -37,7 +37,7 @@ function seedEstimates(seeds: readonly (number | null)[] | undefined): string {
 export function resultsTable(report: RecipeReport): string {
   const rows = report.verdicts.map(
     (verdict) =>
-      `| ${cell(verdict.id ?? verdict.experiment)} | ${verdict.status} | ${cell(
+      `| ${cell(verdict.id ?? verdict.experiment)} | ${statusLabel(verdict)} | ${cell(
         verdict.difference ? formatEffect(verdict.difference) : shortEvidence(verdict.evidence),
       )} | ${seedEstimates(verdict.seeds)} |`,
   );
@@ -63,7 +63,32 @@ export function resultsDetail(report: RecipeReport): string {
   return report.verdicts
     .map((verdict) => {
       const cause = verdict.cause ? ` Measured cause: ${verdict.cause}.` : "";
-      return `- **${verdict.id ?? verdict.experiment}** (${verdict.status}): ${verdict.claim}. ${verdict.evidence}.${cause}`;
+      const label = verdict.cause?.startsWith("arms did not learn") ? "Cause" : "Measured cause";
+      return `- **${verdict.id ?? verdict.experiment}** (${statusLabel(verdict)}): ${verdict.claim}. ${verdict.evidence}.${cause.replace("Measured cause", label)}`;
     })
     .join("\n");
+}
+
+/**
+ * The RL arms of a report (report.json `arms`): per arm and training seed, pass@1 of its start and
+ * its end on its own test tasks, the paired difference and whether it learned (the interval above 0).
+ */
+export function armsTable(report: RecipeReport): string {
+  const arms = report.arms ?? [];
+  if (arms.length === 0) return "This report predates the arms table (`arms[]` in report.json).";
+  const f = (x: number | null) => (x === null ? "–" : x.toFixed(3));
+  const rows = arms.map(
+    (arm) =>
+      `| ${arm.run} | ${arm.seed} | ${arm.family} | ${arm.estimator} | ${f(arm.start)} | ${f(arm.end)} | ${
+        arm.difference ? formatEffect(arm.difference) : "–"
+      } | ${arm.learned ? "yes" : "**no**"} |`,
+  );
+  const learned = arms.filter((arm) => arm.learned).length;
+  return [
+    "| arm | seed | family | estimator | start pass@1 | end pass@1 | end − start [95% CI], tasks | learned |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows,
+    "",
+    `${learned} of ${arms.length} arm-seeds learned (the interval of end − start lies above 0). Generated from \`${RESULTS_REPORT}\` by \`npm run docs:results\`.`,
+  ].join("\n");
 }

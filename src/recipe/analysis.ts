@@ -43,6 +43,15 @@ export interface Verdict {
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
   exampleStage?: string;
+  /** A reproduced claim whose interval lies entirely below the margin: "reproduced, smaller than the margin". */
+  smallerThanMargin?: boolean;
+}
+
+/** The status as the report words it: "reproduced, smaller than the margin" where that is the case. */
+export function statusLabel(verdict: Pick<Verdict, "status" | "smallerThanMargin">): string {
+  return verdict.status === "reproduced" && verdict.smallerThanMargin
+    ? "reproduced, smaller than the margin"
+    : verdict.status;
 }
 
 export interface PairedDifference {
@@ -62,6 +71,29 @@ export function sharedTasks(a: readonly TaskCount[], b: readonly TaskCount[]): s
   return a
     .filter((count) => count.n > 0 && (other.get(count.taskId)?.n ?? 0) > 0)
     .map((count) => count.taskId);
+}
+
+/** Each task's samples summed over several evaluations of the same tasks. */
+export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[] {
+  const pooled = new Map<string, TaskCount>();
+  for (const counts of lists) {
+    for (const count of counts) {
+      const seen = pooled.get(count.taskId);
+      pooled.set(
+        count.taskId,
+        seen
+          ? {
+              ...seen,
+              n: seen.n + count.n,
+              c: seen.c + count.c,
+              policyErrors: seen.policyErrors + count.policyErrors,
+              infraFailures: (seen.infraFailures ?? 0) + (count.infraFailures ?? 0),
+            }
+          : { ...count },
+      );
+    }
+  }
+  return [...pooled.values()];
 }
 
 /** Unbiased per-task pass@k (k capped at the task's n). */

@@ -13,7 +13,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskCount } from "../eval/task-counts.ts";
-import { type PairedDifference, positiveStatus, type Verdict, type VerdictStatus } from "./analysis.ts";
+import {
+  type PairedDifference,
+  poolCounts,
+  positiveStatus,
+  type Verdict,
+  type VerdictStatus,
+} from "./analysis.ts";
+
+export { poolCounts } from "./analysis.ts";
+
 import type { RecipeConfig } from "./config.ts";
 import { replicaStage, trainingSeeds } from "./pipeline/vocabulary.ts";
 import { isReplicated, recipeStages } from "./pipeline.ts";
@@ -61,29 +70,6 @@ export interface PooledComparison {
   runs: number;
   difference: PairedDifference | null;
   status: VerdictStatus;
-}
-
-/** Each task's samples summed over several evaluations of the same tasks. */
-export function poolCounts(lists: readonly (readonly TaskCount[])[]): TaskCount[] {
-  const pooled = new Map<string, TaskCount>();
-  for (const counts of lists) {
-    for (const count of counts) {
-      const seen = pooled.get(count.taskId);
-      pooled.set(
-        count.taskId,
-        seen
-          ? {
-              ...seen,
-              n: seen.n + count.n,
-              c: seen.c + count.c,
-              policyErrors: seen.policyErrors + count.policyErrors,
-              infraFailures: (seen.infraFailures ?? 0) + (count.infraFailures ?? 0),
-            }
-          : { ...count },
-      );
-    }
-  }
-  return [...pooled.values()];
 }
 
 function pooledComparisons(dirs: readonly string[], seed: number, margin: number): PooledComparison[] {

@@ -62,6 +62,15 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
       assert.ok(verdict.evidence.length > 10, `${verdict.claim}: evidence`);
     }
   }
+  // one arm per RL run and training seed (4 main-line starts, the credit estimators, 2 noise runs),
+  // each with its start and end on the same tasks and `learned` following its interval
+  const runs = 4 + report.config.credit.estimators.length + 2;
+  assert.equal(report.arms.length, runs * report.config.seeds, "an arm per RL run and seed");
+  for (const arm of report.arms) {
+    assert.ok(arm.difference, `${arm.stage}: a paired difference`);
+    assert.equal(arm.learned, arm.difference.interval.lower > 0, arm.stage);
+    assert.ok(Math.abs(arm.end! - arm.start! - arm.difference.mean) < 1e-9, `${arm.stage}: end − start`);
+  }
   // the numbers in report.json are the measured ones: the stored eval curves of the stages
   const boundary = report.experiments.boundary as { passAt1: { base: number; rl: number } };
   const stored = JSON.parse(readFileSync(join(out, "stages", "eval-base-strong", "stage.json"), "utf8"));

@@ -13,6 +13,8 @@
 import type { OrchestraExperimentResult } from "../orchestra/experiment.ts";
 import { type Block, type Cell, renderPage, type Section } from "../report/html.ts";
 import { VERDICT_STATUSES, type Verdict } from "./analysis.ts";
+import { type Arm, armSpecs, comparedRuns, measureArms } from "./arms.ts";
+import { armsSection } from "./arms-report.ts";
 import type { RecipeConfig } from "./config.ts";
 import { rlExamples } from "./examples.ts";
 import { baseExperiment } from "./experiments/base.ts";
@@ -64,6 +66,8 @@ export interface RecipeReport {
   createdAt: string;
   stages: StageOutcome[];
   verdicts: Verdict[];
+  /** Every RL arm at every training seed: its start and end pass@1 and whether it learned (arms.ts). */
+  arms: Arm[];
   experiments: Record<string, unknown>;
   /** Episodes of each eval stage left out of pass@k for an infra failure (infra-failures.ts). */
   infraFailures: Record<string, number>;
@@ -124,6 +128,11 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   const replicas = <T>(name: string): T[] =>
     seeds.map((_, r) => get<T>(isReplicated(name, config) ? replicaStage(name, r) : name));
   const questions = new Map<string, string>();
+  const stageAt = <T>(name: string, r: number) => {
+    const stage = isReplicated(name, config) ? replicaStage(name, r) : name;
+    return { name: stage, result: get<T>(stage) };
+  };
+  const arms = measureArms(armSpecs(config, stageAt), seeds, seed);
   const context: ReportContext = {
     config,
     results,
@@ -153,6 +162,7 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         questions,
       });
     },
+    armGate: { arms, compared: comparedRuns(config) },
   };
   const experiments: Record<string, unknown> = {};
   const verdicts: Verdict[] = [];
@@ -192,13 +202,14 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
         type: "table",
         columns: ["id", "experiment", "claim", "status", "per seed", "evidence"],
         rows: verdicts.map(
-          (v) => [v.id, v.experiment, v.claim, statusCell(v.status), seedList(v.seeds), v.evidence] as Cell[],
+          (v) =>
+            [v.id, v.experiment, v.claim, statusCell(v.status, v), seedList(v.seeds), v.evidence] as Cell[],
         ),
       },
       ...verdictFigure,
       {
         type: "paragraph",
-        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). An inconclusive claim's evidence ends with its interval's half-width and roughly how many seeds × tasks would call it; a claim called against the article carries the cause its runs' numbers show.`,
+        text: `Counts: ${VERDICT_STATUSES.map((status) => `${verdicts.filter((v) => v.status === status).length} ${status}`).join(", ")}. A claim is called "not reproduced" when its interval lies below zero or entirely below the margin of ${config.margin} (the smallest effect the claim is about: the run rules out an effect that large). A reproduced claim whose interval lies entirely below the margin says "reproduced, smaller than the margin". A claim that compares RL methods is called only where every arm it compares learned at every seed (the arms table below); otherwise it is inconclusive with the cause "arms did not learn". An inconclusive claim's evidence ends with its interval's half-width and roughly how many seeds × tasks would call it; a claim called against the article carries the cause its runs' numbers show.`,
       },
       {
         type: "paragraph",
@@ -238,13 +249,14 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     createdAt: new Date().toISOString(),
     stages: input.outcomes,
     verdicts,
+    arms,
     experiments,
     infraFailures,
   };
   const html = renderPage({
     title: "agentrl: the article's recipe on the embedded lab",
     subtitle: `${config.preset} preset · training seeds ${seeds.join(", ")} · ${report.createdAt}`,
-    sections: [summary, ...(against ? [against] : []), ...sections, stagesSection],
+    sections: [summary, await armsSection(arms), ...(against ? [against] : []), ...sections, stagesSection],
   });
   return { report, html };
 }

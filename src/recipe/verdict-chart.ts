@@ -38,9 +38,41 @@ export async function verdictIntervalChart(
   title = "claims: interval over seeds and tasks, one dot per training seed",
 ): Promise<string> {
   const { intervals, dots } = verdictChartData(verdicts);
+  return intervalChart({
+    intervals,
+    dots,
+    colours: STATUS_COLOURS,
+    title,
+    xTitle: "estimate (b − a)",
+    rules: [0, ...(margin > 0 ? [margin] : [])],
+  });
+}
+
+/** One row of an interval chart: its bar (lower–upper), its tick (mean) and its colour's key. */
+export interface IntervalRow {
+  id: string;
+  status: string;
+  mean: number;
+  lower: number;
+  upper: number;
+}
+
+/**
+ * Intervals as horizontal bars, one row each in the order given, coloured by `status` (the
+ * `colours` keys, in legend order), a tick at the mean, optional dots beside a row (e.g. each seed's
+ * own estimate) and dashed vertical rules (0, the margin). The verdicts' chart and the arms' chart.
+ */
+export async function intervalChart(options: {
+  intervals: readonly IntervalRow[];
+  dots?: readonly { id: string; seed: number; value: number }[];
+  colours: Record<string, string>;
+  title: string;
+  xTitle: string;
+  rules: readonly number[];
+}): Promise<string> {
+  const { intervals, dots = [], colours, title, xTitle, rules } = options;
   if (intervals.length === 0) return "";
   const ids = intervals.map((row) => row.id);
-  const statuses = Object.keys(STATUS_COLOURS);
   const y = { field: "id", type: "nominal", title: null, sort: ids, axis: { labelLimit: 240 } };
   const spec = {
     $schema: "https://vega.github.io/schema/vega-lite/v5.json",
@@ -55,12 +87,12 @@ export async function verdictIntervalChart(
         mark: { type: "rule", strokeWidth: 5, opacity: 0.55 },
         encoding: {
           y,
-          x: { field: "lower", type: "quantitative", title: "estimate (b − a)" },
+          x: { field: "lower", type: "quantitative", title: xTitle },
           x2: { field: "upper" },
           color: {
             field: "status",
             type: "nominal",
-            scale: { domain: statuses, range: Object.values(STATUS_COLOURS) },
+            scale: { domain: Object.keys(colours), range: Object.values(colours) },
             title: null,
           },
         },
@@ -70,17 +102,21 @@ export async function verdictIntervalChart(
         mark: { type: "tick", thickness: 2, color: "black" },
         encoding: { y, x: { field: "mean", type: "quantitative" } },
       },
+      ...(dots.length > 0
+        ? [
+            {
+              data: { values: dots },
+              mark: { type: "circle", size: 45, color: "#1f3b73", opacity: 0.85, yOffset: 8 },
+              encoding: {
+                y,
+                x: { field: "value", type: "quantitative" },
+                tooltip: [{ field: "seed" }, { field: "value", format: "+.3f" }],
+              },
+            },
+          ]
+        : []),
       {
-        data: { values: dots },
-        mark: { type: "circle", size: 45, color: "#1f3b73", opacity: 0.85, yOffset: 8 },
-        encoding: {
-          y,
-          x: { field: "value", type: "quantitative" },
-          tooltip: [{ field: "seed" }, { field: "value", format: "+.3f" }],
-        },
-      },
-      {
-        data: { values: [{ x: 0 }, ...(margin > 0 ? [{ x: margin }] : [])] },
+        data: { values: rules.map((x) => ({ x })) },
         mark: { type: "rule", strokeDash: [4, 3], color: "#555" },
         encoding: { x: { field: "x", type: "quantitative" } },
       },

@@ -128,7 +128,7 @@ export async function baseExperiment(context: ReportContext): Promise<Experiment
       exampleStage: "rl-base",
     },
   ];
-  finishVerdicts(v, context.margin);
+  finishVerdicts(v, context.margin, context.armGate);
   const json = { rows, strongVsWeak };
   const scatter = await barChart({
     title: `start pass@${n} vs RL's pass@1`,

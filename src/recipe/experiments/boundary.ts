@@ -159,7 +159,7 @@ export async function boundaryExperiment(context: ReportContext): Promise<Experi
       exampleStage: "rl-base",
     });
   }
-  finishVerdicts(v, context.margin);
+  finishVerdicts(v, context.margin, context.armGate);
   const json = {
     passAt1: { base: curveAt(mainCurve(base), 1), rl: curveAt(mainCurve(rl), 1) },
     passAtN: { k: n, base: curveAt(mainCurve(base), n), rl: curveAt(mainCurve(rl), n) },

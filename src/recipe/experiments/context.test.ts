@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { statusLabel } from "../analysis.ts";
 import { finishVerdicts, measuredCause, type RunSignal } from "./context.ts";
 
 const run = (overrides: Partial<RunSignal>): RunSignal => ({
@@ -50,4 +51,23 @@ test("finishing verdicts: a 'not reproduced' without a cause is a bug in the mod
   const reproduced = { ...verdict, status: "reproduced" as const, cause: "left over" };
   finishVerdicts([reproduced], 0.05);
   assert.equal("cause" in reproduced, false, "only a claim called against the article keeps a cause");
+});
+
+test("a reproduced claim whose interval lies entirely below the margin says so; one reaching it does not", () => {
+  const verdict = (upper: number) => ({
+    id: "x",
+    experiment: "e",
+    claim: "c",
+    evidence: "ev",
+    seeds: [0.02],
+    status: "reproduced" as const,
+    difference: estimate(0.02, 0.005, upper),
+  });
+  const small = verdict(0.04);
+  const large = verdict(0.06);
+  finishVerdicts([small, large], 0.05);
+  assert.equal(statusLabel(small), "reproduced, smaller than the margin");
+  assert.match(small.evidence, /reproduced, smaller than the margin/);
+  assert.equal(statusLabel(large), "reproduced");
+  assert.equal(large.evidence, "ev");
 });

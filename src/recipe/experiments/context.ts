@@ -19,8 +19,10 @@ import {
   seedPairedDifference,
   seedPowerNote,
   seedsToDecide,
+  statusLabel,
   type Verdict,
 } from "../analysis.ts";
+import { type ArmGate, gateOnArms } from "../arms.ts";
 import type { RecipeConfig } from "../config.ts";
 import type { ExampleTrajectory } from "../examples.ts";
 import { WITHHELD_TEMPLATE } from "../pipeline.ts";
@@ -48,6 +50,8 @@ export interface ReportContext {
   seedPass1: (comparison: Pass1Comparison) => SeedEstimate | null;
   /** Example trajectories of an RL stage's rollouts. */
   examplesOf: (stage: string) => ExampleTrajectory[];
+  /** Every RL arm at every seed, and the runs each comparison claim compares (arms.ts): claims are gated on them. */
+  armGate: ArmGate;
 }
 
 /** One experiment's part of the report. */
@@ -67,23 +71,26 @@ export function fixed(value: number | null | undefined, digits = 3): string {
 }
 
 /** A verdict's status as a coloured cell (green reproduced, red not reproduced, amber inconclusive). */
-export function statusCell(status: Verdict["status"]): Cell {
+export function statusCell(status: Verdict["status"], verdict?: Pick<Verdict, "smallerThanMargin">): Cell {
   const tone = {
     reproduced: "good",
     "not reproduced": "bad",
     inconclusive: "unsure",
     "not measured": "none",
   } as const;
-  return { text: status.toUpperCase(), tone: tone[status] };
+  return { text: statusLabel({ status, ...verdict }).toUpperCase(), tone: tone[status] };
 }
 
 /**
  * Completes each verdict's evidence with what its status rests on: the margin clause of a claim
  * called against the article by its margin, and for an inconclusive one its interval's half-width and
- * roughly how many tasks would call it. An explanation (and its example stage) is kept only on a
- * claim called against the article: the modules write one for every claim that can be.
+ * roughly how many tasks would call it; a reproduced claim whose interval lies entirely below the
+ * margin is marked "reproduced, smaller than the margin". An explanation (and its example stage) is
+ * kept only on a claim called against the article: the modules write one for every claim that can
+ * be. Last, with `arms`, a comparison claim whose arms did not all learn is made inconclusive
+ * (arms.ts `gateOnArms`).
  */
-export function finishVerdicts(verdicts: Verdict[], margin: number): void {
+export function finishVerdicts(verdicts: Verdict[], margin: number, arms?: ArmGate): void {
   for (const verdict of verdicts) {
     if (verdict.status !== "not reproduced") {
       delete verdict.explanation;
@@ -98,7 +105,12 @@ export function finishVerdicts(verdicts: Verdict[], margin: number): void {
       verdict.evidence += seedPowerNote(verdict.difference as SeedEstimate, margin);
       verdict.decide = seedsToDecide(verdict.difference as SeedEstimate, margin);
     } else if (verdict.status === "inconclusive") verdict.evidence += powerNote(verdict.difference, margin);
+    if (verdict.status === "reproduced" && margin > 0 && verdict.difference.interval.upper < margin) {
+      verdict.smallerThanMargin = true;
+      verdict.evidence += ` (reproduced, smaller than the margin: the whole interval lies below ${margin})`;
+    }
   }
+  if (arms) gateOnArms(verdicts, arms.arms, arms.compared);
 }
 
 /** What an RL run's history says about its learning signal and tool use (for measured causes). */
@@ -193,7 +205,7 @@ export function verdictBlock(verdicts: readonly Verdict[]): Block {
     rows: verdicts.map((v) => [
       v.id,
       v.claim,
-      statusCell(v.status),
+      statusCell(v.status, v),
       seedList(v.seeds),
       v.cause ? `${v.evidence}. Cause: ${v.cause}` : v.evidence,
     ]),

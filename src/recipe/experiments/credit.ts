@@ -141,7 +141,7 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
     explanation: `Long chains are not harder to get signal from here: the base's pass rate by hops is ${pooledHops.map((row) => `${row.hops}: ${fixed(row.passRate, 2)}`).join(", ")}.`,
     exampleStage: creditStageName("grpo"),
   });
-  finishVerdicts(v, context.margin);
+  finishVerdicts(v, context.margin, context.armGate);
   const json = {
     family: credit.family,
     runs: runs.map(({ estimator, rl }) => ({

@@ -97,7 +97,7 @@ export async function dataFirstExperiment(context: ReportContext): Promise<Exper
     },
   ];
 
-  finishVerdicts(v, context.margin);
+  finishVerdicts(v, context.margin, context.armGate);
   const json = {
     datasets: { real: dataReal, stitched: dataStitched },
     sft: { real, stitched },

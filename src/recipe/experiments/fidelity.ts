@@ -158,7 +158,7 @@ export async function fidelityExperiment(context: ReportContext): Promise<Experi
           : measuredCause(variance, context.margin),
     },
   ];
-  finishVerdicts(v, context.margin);
+  finishVerdicts(v, context.margin, context.armGate);
 
   const byHops = [...new Set(samplesGroups.flat().map((group) => group.hops))].sort((a, b) => a - b);
   const weightAt = (estimator: string, hops: number) => {

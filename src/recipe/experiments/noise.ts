@@ -84,7 +84,7 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
       exampleStage: noiseRlStageName("aware"),
     },
   ];
-  finishVerdicts(v, context.margin);
+  finishVerdicts(v, context.margin, context.armGate);
   const json = {
     trainRate: noise.trainRate,
     rows: table.map(({ counts: _counts, ...row }) => row),
