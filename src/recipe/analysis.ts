@@ -43,6 +43,12 @@ export interface Verdict {
   explanation?: string;
   /** The RL stage whose rollouts illustrate the verdict (the report shows one of them). */
   exampleStage?: string;
+  /**
+   * The stages the claim's experiment read to call it, every training seed's, in the order read
+   * (recorded as the report is built, report.ts): the runs behind the claim, which the dashboard's
+   * recipe page opens. Absent in reports from before it was recorded.
+   */
+  stages?: string[];
 }
 
 export interface PairedDifference {

@@ -54,6 +54,15 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
     report.stages.some((stage) => stage.name === "rl-base@s2"),
     "the second seed's RL ran",
   );
+  // each claim names the stages its experiment read, every seed's (the dashboard opens them)
+  const planned = new Set(report.stages.map((stage) => stage.name));
+  for (const verdict of report.verdicts) {
+    assert.ok(verdict.stages && verdict.stages.length > 0, `${verdict.id}: stages`);
+    for (const stage of verdict.stages) assert.ok(planned.has(stage), `${verdict.id} read ${stage}`);
+  }
+  const credit = report.verdicts.find((v) => v.id === "mt-grpo-beats-grpo")!.stages!;
+  for (const stage of ["credit-grpo", "credit-grpo@s2", "credit-eval-mt-grpo", "credit-eval-mt-grpo@s2"])
+    assert.ok(credit.includes(stage), `mt-grpo-beats-grpo read ${stage}: ${credit.join(", ")}`);
   for (const experiment of ["boundary", "data-first", "credit", "fidelity", "noise", "base"]) {
     const verdicts = report.verdicts.filter((v) => v.experiment === experiment);
     assert.ok(verdicts.length > 0, `${experiment} has verdicts`);

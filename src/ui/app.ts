@@ -22,7 +22,7 @@ import { Assets } from "./assets.ts";
 import { episodeAdvantages } from "./episode-advantages.ts";
 import { episodeView, wireNumber } from "./episode-view.ts";
 import type { RunCatalog } from "./run-catalog.ts";
-import { runDetail, storeRows } from "./run-rows.ts";
+import { type RunRow, runDetail, storeRows } from "./run-rows.ts";
 import {
   listTrajectories,
   parseTrajectoryQuery,
@@ -91,14 +91,26 @@ export function dashboardApp(options: DashboardAppOptions): Hono {
   };
   const reportFor = (file: string) => catalog.reportFor(file, catalog.reports());
 
-  app.get("/api/runs", (c) => {
+  // The rows of the last listing by key: a run's page shows the name and parent the listing gave it
+  // (a parent found through a checkpoint may be in another store).
+  let listed = new Map<string, RunRow>();
+  const listRuns = () => {
     const scan = catalog.scan();
-    return c.json({ root: catalog.root, stores: storeRows(catalog, scan), reports: scan.reports });
+    const stores = storeRows(catalog, scan);
+    listed = new Map(stores.flatMap((store) => store.runs.map((run) => [run.key, run] as const)));
+    return { scan, stores };
+  };
+
+  app.get("/api/runs", (c) => {
+    const { scan, stores } = listRuns();
+    return c.json({ root: catalog.root, stores, reports: scan.reports, recipes: scan.recipes });
   });
 
   app.get("/api/run", (c) => {
-    const { store, run, file } = resolveRun(c.req.query("run"));
-    return c.json(runDetail(store, run, file, reportFor(file)));
+    const key = c.req.query("run");
+    const { store, run, file } = resolveRun(key);
+    if (!listed.has(key!)) listRuns();
+    return c.json(runDetail(store, run, file, reportFor(file), listed.get(key!)));
   });
 
   app.get("/api/metrics", (c) => {
