@@ -61,3 +61,13 @@ test("two trainers writing the same folder, or two folders both ending like the 
   ];
   assert.equal(checkpointParents(ambiguous).size, 0);
 });
+
+test("a checkpoint saved inside a trainer's run folder is that trainer's", () => {
+  const runs = [
+    { ...run("a", "rl", { out: "/o/final" }), directory: "/o/runs/rl-1" },
+    { ...run("b", "rl", { out: "/o/other" }), directory: "/o/runs/rl-10" },
+    run("c", "eval", { policy: "/o/runs/rl-1/checkpoints/step-4" }),
+    run("d", "eval", { policy: "/o/runs/rl-2/checkpoints/step-4" }),
+  ];
+  assert.deepEqual([...checkpointParents(runs)], [["c", "a"]]);
+});

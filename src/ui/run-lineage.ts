@@ -5,16 +5,19 @@
  * parent: the evaluation of `credit-gigpo@s2`'s checkpoint has `credit-gigpo@s2` as parent, and the
  * RL run started from an SFT model has that SFT run. Paths are compared as written (a recipe
  * records them all from the same working folder), else by the one `out` whose path ends with the
- * other at a folder boundary (one written relative, the other absolute); never when that is
- * ambiguous. A run with a parent of its own keeps it.
+ * other at a folder boundary (one written relative, the other absolute); else a path inside a
+ * trainer's run folder (a checkpoint it saved on the way, `<run>/checkpoints/…`) is that
+ * trainer's. Never when that is ambiguous. A run with a parent of its own keeps it.
  */
-import { posix } from "node:path";
+import { posix, resolve } from "node:path";
 
 export interface LineageRun {
   key: string;
   kind: string;
   config: Record<string, unknown>;
   parentKey: string | null;
+  /** The run's folder, absolute (where its store and checkpoints are), when known. */
+  directory?: string;
 }
 
 /** `embedded:runs/x/model/` → `runs/x/model`; null for what is not a path (`expert`, a URL). */
@@ -28,6 +31,7 @@ export function checkpointPath(spec: unknown): string | null {
 }
 
 const TRAINERS = new Set(["rl", "sft", "pretrain"]);
+const toPosix = (path: string) => path.replaceAll("\\", "/");
 
 /** The checkpoint a run reads: an eval's policy, a trainer's base. */
 function startsFrom(run: LineageRun): string | null {
@@ -40,10 +44,12 @@ function startsFrom(run: LineageRun): string | null {
  */
 export function checkpointParents(runs: readonly LineageRun[]): Map<string, string> {
   const outputs = new Map<string, string[]>();
+  const folders: { folder: string; key: string }[] = [];
   for (const run of runs) {
     if (!TRAINERS.has(run.kind)) continue;
     const out = checkpointPath(run.config.out);
     if (out) outputs.set(out, [...(outputs.get(out) ?? []), run.key]);
+    if (run.directory) folders.push({ folder: toPosix(run.directory), key: run.key });
   }
   const producer = (path: string): string | null => {
     const exact = outputs.get(path);
@@ -51,7 +57,11 @@ export function checkpointParents(runs: readonly LineageRun[]): Map<string, stri
     const matches = [...outputs.entries()].filter(
       ([out]) => out.endsWith(`/${path}`) || path.endsWith(`/${out}`),
     );
-    return matches.length === 1 && matches[0][1].length === 1 ? matches[0][1][0] : null;
+    if (matches.length > 0)
+      return matches.length === 1 && matches[0][1].length === 1 ? matches[0][1][0] : null;
+    const absolute = toPosix(resolve(path));
+    const inside = folders.filter(({ folder }) => absolute.startsWith(`${folder}/`));
+    return inside.length === 1 ? inside[0].key : null;
   };
   const parents = new Map<string, string>();
   for (const run of runs) {

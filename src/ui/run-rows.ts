@@ -9,6 +9,7 @@
  * of its own gets the run whose checkpoint it starts from (run-lineage.ts), in whichever store
  * that is; an evaluation takes its training run's estimator and family.
  */
+import { dirname, resolve } from "node:path";
 import { STAGE_RUN_NAME_KEY, splitStage, stageRunName } from "../recipe/stage-run-name.ts";
 import type { RunRecord, Store } from "../store/index.ts";
 import { type CatalogScan, type RunCatalog, runKey } from "./run-catalog.ts";
@@ -130,14 +131,18 @@ export function storeRows(catalog: RunCatalog, scan: CatalogScan): StoreRow[] {
       runs: store.runs.map((run) => runRow(run, store.file, report, Date.now(), recordedName(open, run.id))),
     };
   });
-  linkCheckpoints(rows.flatMap((store) => store.runs));
+  linkCheckpoints(
+    rows.flatMap((store) => store.runs),
+    (file) => dirname(resolve(catalog.root, file)),
+  );
   return rows;
 }
 
 /** Sets each run's parent to the run whose checkpoint it starts from, across stores; evals inherit its labels. */
-export function linkCheckpoints(runs: RunRow[]): void {
+export function linkCheckpoints(runs: RunRow[], directoryOf?: (file: string) => string): void {
   const byKey = new Map(runs.map((run) => [run.key, run]));
-  for (const [key, parentKey] of checkpointParents(runs)) {
+  const lineage = runs.map((run) => ({ ...run, directory: directoryOf?.(run.file) }));
+  for (const [key, parentKey] of checkpointParents(lineage)) {
     const run = byKey.get(key)!;
     const parent = byKey.get(parentKey)!;
     run.parentKey = parent.key;
