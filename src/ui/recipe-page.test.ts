@@ -54,6 +54,13 @@ test("/api/runs names every stage run <stage>@s<seed> and gives each eval its tr
     ["mt-grpo", "chain", 2, "credit-eval-mt-grpo"],
   );
   assert.equal(byName.get("eval-base-strong@s1")!.parentKey, null, "a base model is no run's checkpoint");
+  // only folders the scan found are read; an unknown claim is named
+  const refused = await fetch(`${dashboard.url}/api/recipe?path=${encodeURIComponent("../runs")}`);
+  assert.equal(refused.status, 404);
+  assert.match(((await refused.json()) as { error: string }).error, /no recipe output "\.\.\/runs"/);
+  const unknown = await fetch(`${dashboard.url}/api/claim?path=${recipe.path}&id=nope`);
+  assert.equal(unknown.status, 404);
+  assert.match(((await unknown.json()) as { error: string }).error, /no claim "nope"/);
   for (const run of runs.filter((r) => r.kind === "eval" && r.stage!.startsWith("credit-eval")))
     assert.equal(byName.get(run.parentName!)?.kind, "rl", `${run.name}'s parent`);
 });
