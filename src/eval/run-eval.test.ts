@@ -23,6 +23,7 @@ test("the expert policy has pass@1 = 1 on every family; files are written", asyn
     n: 2,
     runsRoot: root,
     runId: "expert",
+    runState: { "recipe/run-name": "eval-expert@s1" },
     curves: { bootstrap: { resamples: 50 } },
   });
   assert.deepEqual(Object.keys(result.curves.families).sort(), [...TASK_FAMILIES].sort());
@@ -43,6 +44,11 @@ test("the expert policy has pass@1 = 1 on every family; files are written", asyn
   try {
     assert.equal(store.requireRun("expert").status, "completed");
     assert.equal(store.metrics("expert", "eval/pass@2")[0].value, 1);
+    assert.equal(
+      store.getState("expert", "recipe/run-name"),
+      "eval-expert@s1",
+      "the given run state is recorded",
+    );
   } finally {
     store.close();
   }

@@ -134,6 +134,8 @@ export interface EvaluateOptions {
   /** Name of the run directory; an existing one is resumed. */
   runId?: string;
   parentId?: string;
+  /** Run state written when the run is created (a recipe stage's run name), key → JSON value. */
+  runState?: Readonly<Record<string, unknown>>;
   /** A run directory to resume (its config must match). */
   resume?: string;
   /** false: keep everything in memory (no run directory, no files), for in-process evals. Default true. */
@@ -217,6 +219,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     if (!store.getState(run.id, EVAL_TASKS_STATE_KEY)) {
       store.transaction(() => {
         store.setState(run.id, EVAL_TASKS_STATE_KEY, tasks);
+        for (const [key, value] of Object.entries(options.runState ?? {})) store.setState(run.id, key, value);
         store.setToolSpecs(run.id, tools(tasks[0], config.seed).map(toolSpec));
         if (policy.tokenizer)
           store.setState(run.id, EVAL_TOKENIZER_STATE_KEY, tokenizerFingerprint(policy.tokenizer));

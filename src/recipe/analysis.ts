@@ -45,6 +45,12 @@ export interface Verdict {
   exampleStage?: string;
   /** A reproduced claim whose interval lies entirely below the margin: "reproduced, smaller than the margin". */
   smallerThanMargin?: boolean;
+  /**
+   * The stages the claim's experiment read to call it, every training seed's, in the order read
+   * (recorded as the report is built, report.ts): the runs behind the claim, which the dashboard's
+   * recipe page opens. Absent in reports from before it was recorded.
+   */
+  stages?: string[];
 }
 
 /** The status as the report words it: "reproduced, smaller than the margin" where that is the case. */

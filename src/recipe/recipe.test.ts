@@ -15,9 +15,11 @@ import { after, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import * as recipeCommand from "../cli/commands/recipe.ts";
 import { runCli } from "../cli/testing.ts";
+import { openRunDirectory } from "../store/index.ts";
 import { VERDICT_STATUSES } from "./analysis.ts";
 import type { RecipeComparison } from "./compare.ts";
 import type { RecipeReport } from "./report.ts";
+import { STAGE_RUN_NAME_KEY } from "./stage-run-name.ts";
 
 const CHROMIUM = process.env.AGENTRL_CHROMIUM ?? "/usr/bin/chromium";
 const folder = mkdtempSync(join(tmpdir(), "agentrl-recipe-"));
@@ -54,6 +56,27 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
     report.stages.some((stage) => stage.name === "rl-base@s2"),
     "the second seed's RL ran",
   );
+  // each claim names the stages its experiment read, every seed's (the dashboard opens them)
+  const planned = new Set(report.stages.map((stage) => stage.name));
+  for (const verdict of report.verdicts) {
+    assert.ok(verdict.stages && verdict.stages.length > 0, `${verdict.id}: stages`);
+    for (const stage of verdict.stages) assert.ok(planned.has(stage), `${verdict.id} read ${stage}`);
+  }
+  // and each stage's run records its name when created (the dashboard's runs list shows it)
+  for (const [folder, name] of [
+    ["credit-eval-grpo@s2/run", "credit-eval-grpo@s2"],
+    ["rl-base/run", "rl-base@s1"],
+  ]) {
+    const store = openRunDirectory(join(out, "stages", folder), { readOnly: true });
+    try {
+      assert.equal(store.getState("run", STAGE_RUN_NAME_KEY), name);
+    } finally {
+      store.close();
+    }
+  }
+  const credit = report.verdicts.find((v) => v.id === "mt-grpo-beats-grpo")!.stages!;
+  for (const stage of ["credit-grpo", "credit-grpo@s2", "credit-eval-mt-grpo", "credit-eval-mt-grpo@s2"])
+    assert.ok(credit.includes(stage), `mt-grpo-beats-grpo read ${stage}: ${credit.join(", ")}`);
   for (const experiment of ["boundary", "data-first", "credit", "fidelity", "noise", "base"]) {
     const verdicts = report.verdicts.filter((v) => v.experiment === experiment);
     assert.ok(verdicts.length > 0, `${experiment} has verdicts`);

@@ -115,14 +115,23 @@ function againstSection(verdicts: readonly Verdict[], context: ReportContext): S
 
 export async function buildReport(input: BuildInput): Promise<{ report: RecipeReport; html: string }> {
   const { config, results } = input;
-  const get = <T>(name: string) => resultOf<T>(results, name);
-  const evals: Record<string, EvalStageResult> = {
-    base: get("eval-base-strong"),
-    weak: get("eval-base-weak"),
-    "sft-real": get("eval-sft-real"),
-    "sft-stitched": get("eval-sft-stitched"),
+  // Every stage result an experiment reads goes through `get`: what it read is what its claims rest on.
+  let read: Set<string> | null = null;
+  const get = <T>(name: string) => {
+    read?.add(name);
+    return resultOf<T>(results, name);
   };
-  for (const start of MAIN_STARTS) evals[`rl-${start}`] = get(`eval-rl-${start}`);
+  const evalStages: Record<string, string> = {
+    base: "eval-base-strong",
+    weak: "eval-base-weak",
+    "sft-real": "eval-sft-real",
+    "sft-stitched": "eval-sft-stitched",
+  };
+  for (const start of MAIN_STARTS) evalStages[`rl-${start}`] = `eval-rl-${start}`;
+  for (const stage of Object.values(evalStages)) get(stage); // each must exist, as before
+  const evals = {} as Record<string, EvalStageResult>;
+  for (const [model, stage] of Object.entries(evalStages))
+    Object.defineProperty(evals, model, { enumerable: true, get: () => get<EvalStageResult>(stage) });
   const seed = config.seed;
   const seeds = trainingSeeds(config);
   const replicas = <T>(name: string): T[] =>
@@ -168,7 +177,11 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
   const verdicts: Verdict[] = [];
   const sections: Section[] = [];
   for (const experiment of EXPERIMENTS) {
+    read = new Set();
     const part = await experiment(context);
+    const stages = [...read];
+    read = null;
+    for (const verdict of part.verdicts) verdict.stages = stages;
     experiments[part.key] = part.json;
     verdicts.push(...part.verdicts);
     sections.push(...part.sections);

@@ -18,14 +18,21 @@ import { parseRlConfig, type RlConfig } from "../rl/config.ts";
 import { trainRl } from "../rl/train.ts";
 import { parseSftConfig, type SftConfig } from "../sft/config.ts";
 import { trainSft } from "../sft/train.ts";
-import { openRunDirectory, type Store } from "../store/index.ts";
+import { openRunDirectory, STORE_FILE, type Store } from "../store/index.ts";
 import { finishRunAfterError } from "../store/run-failure.ts";
 import type { RunKind } from "../store/types.ts";
 import type { Task } from "../types/task.ts";
+import { STAGE_RUN_NAME_KEY, stageRunName } from "./stage-run-name.ts";
 import type { StageContext } from "./stages.ts";
 
 /** The run folder inside a stage folder. */
 export const STAGE_RUN = "run";
+
+/** The state a stage's run records at creation: its name (`credit-eval-gigpo@s2`, stage-run-name.ts). */
+function stageRunState(context: StageContext): Record<string, unknown> {
+  const named = stageRunName(join(context.dir, STAGE_RUN, STORE_FILE), STAGE_RUN);
+  return named ? { [STAGE_RUN_NAME_KEY]: named.name } : {};
+}
 
 export interface EvalStageResult {
   /** The eval run directory (`agentrl boundary` and `agentrl passk` read it). */
@@ -72,6 +79,7 @@ export async function evalStage(context: StageContext, options: EvalStageOptions
       batchSize: options.batch,
       runsRoot: context.dir,
       runId: STAGE_RUN,
+      runState: stageRunState(context),
       signal: context.signal,
       onProgress: ({ done, total, correct }) =>
         context.progress(done / total, `correct ${(correct / Math.max(1, done)).toFixed(2)}`),
@@ -118,6 +126,9 @@ async function inStageRun<C extends object, R extends object, T>(
     defaultId: () => STAGE_RUN,
   });
   try {
+    for (const [key, value] of Object.entries(stageRunState(context))) {
+      if (run.store.getState(run.runId, key) === undefined) run.store.setState(run.runId, key, value);
+    }
     const { result, value } = await work(run);
     run.store.finishRun(run.runId, "completed", result);
     return value;

@@ -9,6 +9,8 @@
  *   GET /api/metrics?run=&key=…     metric series, one per `key`
  *   GET /api/trajectories?run=&…    a page of episode summaries (filters: trajectory-query.ts)
  *   GET /api/episode?run=&seq=      the token-level view of one episode and its task's others
+ *   GET /api/recipe?path=            a recipe output folder: its report's verdicts (and arms), its runs
+ *   GET /api/claim?path=&id=         one claim's runs by arm: training runs, evaluations with pass@k
  *   GET /reports/<path>              a report page found under the root
  */
 import { readFileSync } from "node:fs";
@@ -21,8 +23,9 @@ import { TOKEN_COOKIE, type TokenCheck } from "./access.ts";
 import { Assets } from "./assets.ts";
 import { episodeAdvantages } from "./episode-advantages.ts";
 import { episodeView, wireNumber } from "./episode-view.ts";
+import { claimDetail, RecipeNotFound, RecipeReports, recipeDetail } from "./recipe-detail.ts";
 import type { RunCatalog } from "./run-catalog.ts";
-import { runDetail, storeRows } from "./run-rows.ts";
+import { type RunRow, runDetail, storeRows } from "./run-rows.ts";
 import {
   listTrajectories,
   parseTrajectoryQuery,
@@ -51,6 +54,7 @@ class NotFound extends Error {}
 export function dashboardApp(options: DashboardAppOptions): Hono {
   const { catalog } = options;
   const assets = new Assets();
+  const recipeReports = new RecipeReports(catalog);
   const app = new Hono();
 
   app.use("*", async (c, next) => {
@@ -91,14 +95,44 @@ export function dashboardApp(options: DashboardAppOptions): Hono {
   };
   const reportFor = (file: string) => catalog.reportFor(file, catalog.reports());
 
-  app.get("/api/runs", (c) => {
+  // The rows of the last listing by key: a run's page shows the name and parent the listing gave it
+  // (a parent found through a checkpoint may be in another store).
+  let listed = new Map<string, RunRow>();
+  const listRuns = () => {
     const scan = catalog.scan();
-    return c.json({ root: catalog.root, stores: storeRows(catalog, scan), reports: scan.reports });
+    const stores = storeRows(catalog, scan);
+    listed = new Map(stores.flatMap((store) => store.runs.map((run) => [run.key, run] as const)));
+    return { scan, stores };
+  };
+
+  app.get("/api/runs", (c) => {
+    const { scan, stores } = listRuns();
+    return c.json({ root: catalog.root, stores, reports: scan.reports, recipes: scan.recipes });
   });
 
   app.get("/api/run", (c) => {
-    const { store, run, file } = resolveRun(c.req.query("run"));
-    return c.json(runDetail(store, run, file, reportFor(file)));
+    const key = c.req.query("run");
+    const { store, run, file } = resolveRun(key);
+    if (!listed.has(key!)) listRuns();
+    return c.json(runDetail(store, run, file, reportFor(file), listed.get(key!)));
+  });
+
+  const rows = () => {
+    if (listed.size === 0) listRuns();
+    return [...listed.values()];
+  };
+
+  app.get("/api/recipe", (c) => {
+    const path = c.req.query("path") ?? "";
+    const { scan, stores } = listRuns();
+    const runs = stores.flatMap((store) => store.runs);
+    return c.json(recipeDetail(recipeReports, path, runs, scan.reports));
+  });
+
+  app.get("/api/claim", (c) => {
+    return c.json(
+      claimDetail(catalog, recipeReports, c.req.query("path") ?? "", c.req.query("id") ?? "", rows()),
+    );
   });
 
   app.get("/api/metrics", (c) => {
@@ -151,7 +185,8 @@ export function dashboardApp(options: DashboardAppOptions): Hono {
   });
 
   app.onError((error, c) => {
-    if (error instanceof NotFound) return c.json({ error: error.message }, 404);
+    if (error instanceof NotFound || error instanceof RecipeNotFound)
+      return c.json({ error: error.message }, 404);
     if (error instanceof QueryError) return c.json({ error: error.message }, 400);
     return c.json({ error: error instanceof Error ? error.message : String(error) }, 500);
   });

@@ -18,6 +18,9 @@ import { openStore, type RunRecord, type Store } from "../store/index.ts";
 
 const MAX_DEPTH = 6;
 const REPORT_FILE = "report.html";
+/** A recipe output folder holds its report's numbers beside its stages. */
+const RECIPE_REPORT = "report.json";
+const RECIPE_STAGES = "stages";
 
 export interface CatalogStore {
   /** Path relative to the root, with `/` separators. */
@@ -31,6 +34,8 @@ export interface CatalogScan {
   stores: CatalogStore[];
   /** Report pages under the root, relative paths with `/` separators. */
   reports: string[];
+  /** Recipe output folders under the root (a `report.json` beside a `stages/` folder), "." for the root itself. */
+  recipes: string[];
 }
 
 interface OpenStore {
@@ -56,6 +61,7 @@ export class RunCatalog {
   /** Open connections by the real path of their file. */
   readonly #open = new Map<string, OpenStore>();
   #reports: string[] | null = null;
+  #recipes: string[] | null = null;
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -65,14 +71,21 @@ export class RunCatalog {
   scan(): CatalogScan {
     const files: string[] = [];
     const reports: string[] = [];
-    this.#walk(this.root, 0, files, reports);
+    const recipes: string[] = [];
+    this.#walk(this.root, 0, files, reports, recipes);
     const stores = files.sort().map((file) => this.#describe(file));
     const found = new Set(files.map((file) => realPath(resolve(this.root, file))));
     for (const path of [...this.#open.keys()]) {
       if (!found.has(path)) this.#close(path);
     }
     this.#reports = reports.sort();
-    return { stores, reports: this.#reports };
+    this.#recipes = recipes.sort();
+    return { stores, reports: this.#reports, recipes: this.#recipes };
+  }
+
+  /** Recipe output folders as of the last scan (scanning once if there was none). */
+  recipes(): string[] {
+    return this.#recipes ?? this.scan().recipes;
   }
 
   /** Report pages as of the last scan (scanning once if there was none). */
@@ -90,6 +103,11 @@ export class RunCatalog {
     return run ? { store, run, file: parsed.file } : null;
   }
 
+  /** The open store of a catalogued file, or null when it cannot be opened. */
+  storeOf(file: string): Store | null {
+    return this.#store(file);
+  }
+
   /** The report page for a run's store: `report.html` in its folder or the nearest folder above it. */
   reportFor(file: string, reports: readonly string[]): string | null {
     const known = new Set(reports);
@@ -104,18 +122,24 @@ export class RunCatalog {
     for (const path of [...this.#open.keys()]) this.#close(path);
   }
 
-  #walk(folder: string, depth: number, files: string[], reports: string[]): void {
+  #walk(folder: string, depth: number, files: string[], reports: string[], recipes: string[]): void {
     let entries: import("node:fs").Dirent[];
     try {
       entries = readdirSync(folder, { withFileTypes: true });
     } catch {
       return; // unreadable folders are skipped, like a folder that vanished during the walk
     }
+    const names = new Set(entries.map((entry) => entry.name));
+    if (
+      names.has(RECIPE_REPORT) &&
+      entries.some((entry) => entry.name === RECIPE_STAGES && entry.isDirectory())
+    )
+      recipes.push(toPosix(relative(this.root, folder)) || ".");
     for (const entry of entries) {
       const path = join(folder, entry.name);
       if (entry.isDirectory()) {
         if (depth < MAX_DEPTH && !entry.name.startsWith(".") && entry.name !== "node_modules") {
-          this.#walk(path, depth + 1, files, reports);
+          this.#walk(path, depth + 1, files, reports, recipes);
         }
       } else if (entry.isFile()) {
         if (entry.name.endsWith(".sqlite")) files.push(toPosix(relative(this.root, path)));

@@ -16,8 +16,9 @@ export function compareView(runKeys: readonly string[]): View {
 
   async function load(): Promise<void> {
     const runs = await fetchRuns();
-    const ids = runs.map((run) => run.id);
-    const label = (run: RunDetail) => (ids.filter((id) => id === run.id).length > 1 ? run.key : run.id);
+    const names = runs.map((run) => run.name);
+    const label = (run: RunDetail) =>
+      names.filter((name) => name === run.name).length > 1 ? run.key : run.name;
     panel = curvesPanel(
       runs.map((run) => ({ key: run.key, label: label(run) })),
       unionKeys(runs),

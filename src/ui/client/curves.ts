@@ -55,9 +55,21 @@ function rank(key: string): number {
   return index < 0 ? PREFERRED.length : index;
 }
 
-export function curvesPanel(runs: readonly CurveRun[], initialKeys: readonly string[]): CurvesPanel {
+export interface CurvesOptions {
+  /** Keys drawn at first (default 4, the most looked-at first). */
+  shown?: number;
+  /** The panel's heading (default "Curves"). */
+  title?: string;
+}
+
+export function curvesPanel(
+  runs: readonly CurveRun[],
+  initialKeys: readonly string[],
+  options: CurvesOptions = {},
+): CurvesPanel {
   let keys = [...initialKeys];
-  const selected = new Set(defaultKeys(keys));
+  const firstCount = options.shown ?? 4;
+  const selected = new Set(defaultKeys(keys, firstCount));
   let smoothing = 0.6;
   let filter = "";
   const figures = new Map<string, Figure>();
@@ -160,7 +172,7 @@ export function curvesPanel(runs: readonly CurveRun[], initialKeys: readonly str
   const element = h(
     "section",
     { class: "curves" },
-    h("h2", {}, "Curves"),
+    h("h2", {}, options.title ?? "Curves"),
     h(
       "div",
       { class: "curves-body" },
@@ -206,7 +218,7 @@ export function curvesPanel(runs: readonly CurveRun[], initialKeys: readonly str
       if (next.length === keys.length && next.every((key, i) => key === keys[i])) return;
       const first = keys.length === 0;
       keys = [...next];
-      if (first) for (const key of defaultKeys(keys)) selected.add(key);
+      if (first) for (const key of defaultKeys(keys, firstCount)) selected.add(key);
       renderPicker();
     },
     refresh,

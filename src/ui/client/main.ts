@@ -1,11 +1,12 @@
 /**
- * The dashboard page: a hash router over the views (runs, run, compare, episode) and the poll
+ * The dashboard page: a hash router over the views (runs, run, compare, episode, recipe) and the poll
  * that keeps the shown view live (every 2 s; a failed poll is shown, not thrown).
  */
 import { ApiError } from "./api.ts";
 import { compareView } from "./compare-view.ts";
 import { h, replace } from "./dom.ts";
 import { episodePage } from "./episode-page.ts";
+import { recipeView } from "./recipe-view.ts";
 import { currentRoute } from "./routes.ts";
 import { runView } from "./run-view.ts";
 import { runsView } from "./runs-view.ts";
@@ -21,6 +22,7 @@ function viewFor(): View {
   const { view, params } = currentRoute();
   const run = params.get("run");
   if (view === "run" && run) return runView(run);
+  if (view === "recipe" && params.get("path")) return recipeView(params.get("path")!, params.get("claim"));
   if (view === "compare") return compareView(params.getAll("run"));
   if (view === "episode" && run && params.get("seq"))
     return episodePage(run, params.get("seq")!, params.get("with"));

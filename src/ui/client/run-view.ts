@@ -27,7 +27,7 @@ export function runView(runKey: string): View {
       h(
         "h1",
         {},
-        run.id,
+        run.name,
         " ",
         h("span", { class: `status status-${run.status}`, id: "run-status" }, run.status),
       ),
@@ -36,7 +36,11 @@ export function runView(runKey: string): View {
         {},
         `${run.kind} run · started ${formatTime(run.createdAt)} · ${formatDuration(run.durationSeconds)} · `,
         run.parentKey
-          ? h("a", { href: link("run", { run: run.parentKey }) }, `parent ${run.parentId}`)
+          ? h(
+              "a",
+              { href: link("run", { run: run.parentKey }), class: "parent-link" },
+              `parent ${run.parentName}`,
+            )
           : "no parent",
         run.report ? " · " : "",
         run.report
@@ -93,7 +97,7 @@ export function runView(runKey: string): View {
   async function load(): Promise<void> {
     const run = await getJson<RunDetail>("/api/run", { run: runKey });
     renderHeader(run);
-    const curves = curvesPanel([{ key: run.key, label: run.id }], run.metricKeys);
+    const curves = curvesPanel([{ key: run.key, label: run.name }], run.metricKeys);
     const trajectories = trajectoryList(runKey, run);
     refreshCurves = curves.refresh;
     setKeys = curves.setKeys;

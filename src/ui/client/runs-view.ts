@@ -1,7 +1,8 @@
 /**
- * The runs page: every run under the folder with kind, status, config, duration and parent, a
- * search box and kind/status filters, checkboxes to overlay several runs' curves, and the store
- * files that could not be read, each with its error.
+ * The runs page: every run under the folder with its name, kind, estimator, family, seed, status,
+ * config, duration and parent; a search box, a filter on each of kind, estimator, family, seed and
+ * status, and a grouping by any of them; checkboxes to overlay several runs' curves; links to the
+ * recipe output folders found; and the store files that could not be read, each with its error.
  */
 import type { RunRow, StoreRow } from "../run-rows.ts";
 import { getJson } from "./api.ts";
@@ -13,12 +14,39 @@ import type { View } from "./view.ts";
 interface RunsResponse {
   root: string;
   stores: StoreRow[];
+  recipes: string[];
 }
 
+/** The columns a run can be filtered and grouped by. */
+const FACETS = ["kind", "estimator", "family", "seed", "status"] as const;
+type Facet = (typeof FACETS)[number];
+const facetOf = (run: RunRow, facet: Facet) => (run[facet] === null ? "" : String(run[facet]));
+
+const COLUMNS = [
+  "",
+  "run",
+  "kind",
+  "estimator",
+  "family",
+  "seed",
+  "status",
+  "config",
+  "duration",
+  "created",
+  "parent",
+  "report",
+  "store",
+];
+
 export function runsView(): View {
-  const state = { search: "", kind: "", status: "" };
+  const state = {
+    search: "",
+    group: "" as Facet | "",
+    filter: Object.fromEntries(FACETS.map((facet) => [facet, ""])) as Record<Facet, string>,
+  };
+  const recipes = h("p", { class: "recipes" });
   const chosen = new Set<string>();
-  let data: RunsResponse = { root: "", stores: [] };
+  let data: RunsResponse = { root: "", stores: [], recipes: [] };
   const body = h("tbody", {});
   const errors = h("div", { class: "store-errors" });
   const root = h("p", { class: "muted" });
@@ -26,10 +54,9 @@ export function runsView(): View {
   const compare = h("a", { class: "button", href: "#/" }, "compare selected");
 
   const matches = (run: RunRow) =>
-    (!state.kind || run.kind === state.kind) &&
-    (!state.status || run.status === state.status) &&
+    FACETS.every((facet) => !state.filter[facet] || facetOf(run, facet) === state.filter[facet]) &&
     (!state.search ||
-      `${run.id} ${run.kind} ${run.status} ${run.file} ${JSON.stringify(run.config)}`
+      `${run.name} ${run.id} ${run.kind} ${run.status} ${run.file} ${JSON.stringify(run.config)}`
         .toLowerCase()
         .includes(state.search.toLowerCase()));
 
@@ -56,51 +83,77 @@ export function runsView(): View {
           },
         }),
       ),
-      h("td", {}, h("a", { class: "run-link", href: link("run", { run: run.key }) }, run.id)),
-      h("td", {}, run.kind),
+      h("td", {}, h("a", { class: "run-link", href: link("run", { run: run.key }) }, run.name)),
+      h("td", { "data-facet": "kind" }, run.kind),
+      h("td", { "data-facet": "estimator" }, run.estimator ?? ""),
+      h("td", { "data-facet": "family" }, run.family ?? ""),
+      h("td", { "data-facet": "seed" }, run.seed ?? ""),
       h("td", {}, h("span", { class: `status status-${run.status}` }, run.status)),
       h("td", { class: "config", title: JSON.stringify(run.config, null, 2) }, configLine(run.config)),
       h("td", { class: "num" }, formatDuration(run.durationSeconds)),
       h("td", {}, formatTime(run.createdAt)),
-      h("td", {}, run.parentKey ? h("a", { href: link("run", { run: run.parentKey }) }, run.parentId) : "–"),
+      h(
+        "td",
+        { class: "parent" },
+        run.parentKey ? h("a", { href: link("run", { run: run.parentKey }) }, run.parentName) : "–",
+      ),
       h("td", {}, run.report ? h("a", { href: reportHref(run.report), target: "_blank" }, "report") : ""),
       h("td", { class: "muted" }, run.file),
     );
 
   const render = () => {
     const runs = data.stores.flatMap((store) => store.runs);
-    const kinds = [...new Set(runs.map((run) => run.kind))].sort();
-    const statuses = [...new Set(runs.map((run) => run.status))].sort();
     root.textContent = `${runs.length} runs in ${data.stores.length} store files under ${data.root}`;
+    replace(
+      recipes,
+      ...(data.recipes.length > 0 ? ["Recipe outputs: "] : []),
+      ...data.recipes.flatMap((path, i) => [
+        i > 0 ? " · " : "",
+        h("a", { class: "recipe-link", href: link("recipe", { path }) }, path === "." ? "this folder" : path),
+      ]),
+    );
+    const choices = (facet: Facet) =>
+      [...new Set(runs.map((run) => facetOf(run, facet)).filter((value) => value !== ""))]
+        .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }))
+        .map((value) => [value, value] as const);
     replace(
       filters,
       h("input", {
         type: "search",
         class: "search",
-        placeholder: "search id, kind, config…",
+        placeholder: "search name, kind, config…",
         value: state.search,
         oninput: (event: Event) => {
           state.search = (event.target as HTMLInputElement).value;
           renderRows();
         },
       }),
-      select(
-        kinds.map((kind) => [kind, kind] as const),
-        state.kind,
-        (value) => {
-          state.kind = value;
-          renderRows();
-        },
-        "any kind",
-      ),
-      select(
-        statuses.map((status) => [status, status] as const),
-        state.status,
-        (value) => {
-          state.status = value;
-          renderRows();
-        },
-        "any status",
+      ...FACETS.map((facet) => {
+        const element = select(
+          choices(facet),
+          state.filter[facet],
+          (value) => {
+            state.filter[facet] = value;
+            renderRows();
+          },
+          `any ${facet}`,
+        );
+        element.dataset.filter = facet;
+        return element;
+      }),
+      h(
+        "label",
+        {},
+        "group by ",
+        select(
+          FACETS.map((facet) => [facet, facet] as const),
+          state.group,
+          (value) => {
+            state.group = value as Facet | "";
+            renderRows();
+          },
+          "nothing",
+        ),
       ),
       compare,
     );
@@ -124,9 +177,27 @@ export function runsView(): View {
 
   const renderRows = () => {
     const runs = data.stores.flatMap((store) => store.runs).filter(matches);
-    replace(body, ...runs.map(row));
+    if (!state.group) replace(body, ...runs.map(row));
+    else {
+      const facet = state.group;
+      const groups = new Map<string, RunRow[]>();
+      for (const run of runs)
+        groups.set(facetOf(run, facet), [...(groups.get(facetOf(run, facet)) ?? []), run]);
+      const ordered = [...groups].sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }));
+      replace(
+        body,
+        ...ordered.flatMap(([value, members]) => [
+          h(
+            "tr",
+            { class: "group", "data-group": value },
+            h("th", { colspan: COLUMNS.length }, `${facet} ${value || "(none)"} · ${members.length} runs`),
+          ),
+          ...members.map(row),
+        ]),
+      );
+    }
     if (runs.length === 0)
-      replace(body, h("tr", {}, h("td", { colspan: 10, class: "muted" }, "no runs match")));
+      replace(body, h("tr", {}, h("td", { colspan: COLUMNS.length, class: "muted" }, "no runs match")));
   };
 
   const refresh = async () => {
@@ -141,21 +212,12 @@ export function runsView(): View {
     { class: "runs" },
     h("h1", {}, "Runs"),
     root,
+    recipes,
     filters,
     h(
       "table",
       { class: "runs-table" },
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          ...["", "run", "kind", "status", "config", "duration", "created", "parent", "report", "store"].map(
-            (title) => h("th", {}, title),
-          ),
-        ),
-      ),
+      h("thead", {}, h("tr", {}, ...COLUMNS.map((title) => h("th", {}, title)))),
       body,
     ),
     errors,
