@@ -24,8 +24,14 @@ export function textOnlyCalls(trajectories: Iterable<Trajectory>): { calls: numb
 
 /** Throws when any trajectory holds text-only calls: `what` names the training path. */
 export function refuseTextOnly(trajectories: Iterable<Trajectory>, what: string): void {
+  const refusal = textOnlyRefusal(trajectories, what);
+  if (refusal !== null) throw new Error(refusal);
+}
+
+/** The refusal for trajectories holding text-only calls (naming the server and the fix), or null. */
+export function textOnlyRefusal(trajectories: Iterable<Trajectory>, what: string): string | null {
   const { calls, servers } = textOnlyCalls(trajectories);
-  if (calls === 0) return;
+  if (calls === 0) return null;
   const named = [...servers].map((kind) =>
     (UPSTREAM_KINDS as readonly string[]).includes(kind) ? kindProfile(kind as UpstreamKind) : null,
   );
@@ -33,7 +39,5 @@ export function refuseTextOnly(trajectories: Iterable<Trajectory>, what: string)
   const fix =
     named.find((profile) => profile?.fix)?.fix ??
     "serve the model where it returns token ids (vLLM ≥ 0.10.2, SGLang, the llama.cpp server, agentrl serve with a checkpoint)";
-  throw new Error(
-    `${what}: ${calls} call(s) were answered by ${labels} without token ids, so their turns are text-only and cannot be trained on; ${fix}`,
-  );
+  return `${what}: ${calls} call(s) were answered by ${labels} without token ids, so their turns are text-only and cannot be trained on; ${fix}`;
 }

@@ -21,6 +21,7 @@ import { runAgentEpisode } from "../agents/run-episode.ts";
 import type { AgentFunction } from "../agents/types.ts";
 import { type EpisodeBudgets, runEpisodes } from "../env/run-episodes.ts";
 import type { Gateway } from "../gateway/server.ts";
+import { textOnlyRefusal } from "../gateway/text-only.ts";
 import type { GatewayInfo } from "../gateway/trajectory.ts";
 import type { GatewayCall } from "../gateway/types.ts";
 import { createOpenAiPolicy } from "../policy/openai/policy.ts";
@@ -332,7 +333,8 @@ export async function runVerlEpisode(
     trajectory.endReason === "policy-error"
       ? String(trajectory.info?.error ?? (gatewayInfo ? "an upstream call failed" : "policy error"))
       : answered.length > 0 && !answered[0].promptTokenIds
-        ? `the rollout server ${gateway.model} returned no token ids (it needs vLLM's return_token_ids): the response is empty`
+        ? (textOnlyRefusal([trajectory], "verl agent loop") ??
+          `the rollout server ${gateway.model} returned no token ids: the response is empty`)
         : null;
   const noIds = answered.length > 0 && !answered[0].promptTokenIds;
   // A failed upstream call is classified where it failed (the gateway's record of it); the episode
