@@ -211,8 +211,16 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       // A named episode keeps its KV slot between calls (the policy checks the held ids are a prefix).
       episodeIdPrefix: episodeHeader ?? id,
     })
-      // A chat policy (hf:) renders the client's own messages with its template.
-      .map((context) => (policy.protocol === "chat" ? { ...context, messages: request.messages } : context))
+      // A chat policy (hf:) renders the client's own messages and tools with its template.
+      .map((context) =>
+        policy.protocol === "chat"
+          ? {
+              ...context,
+              messages: request.messages,
+              ...(request.tools ? { requestTools: request.tools } : {}),
+            }
+          : context,
+      )
       .map((context) => (options.requestSampling === false ? context : { ...context, sampling }));
     let steps: PolicyStep[];
     try {

@@ -49,6 +49,12 @@ export interface PolicyContext {
    * `turns`; other policies ignore them.
    */
   messages?: readonly unknown[];
+  /**
+   * The tools as the chat client sent them (`agentrl serve`), rendered as sent by a policy with its
+   * own template (`hf:`), as vLLM and transformers do: rebuilt from `tools`, a tool without a
+   * description would render differently. Only with `messages`; `tools` still decides what may be called.
+   */
+  requestTools?: readonly unknown[];
 }
 
 /** A chat tool call as returned by an OpenAI-compatible server. */

@@ -135,7 +135,11 @@ export class HfPolicy implements Policy {
         recorded: this.#recorded.get(context.episodeId),
       });
     const rendered = this.#text.template.render(messages, {
-      ...(context.tools.length > 0 ? { tools: chatTools(context.tools) } : {}),
+      ...(context.tools.length > 0
+        ? {
+            tools: context.messages && context.requestTools ? context.requestTools : chatTools(context.tools),
+          }
+        : {}),
       addGenerationPrompt: true,
       ...(this.#options.templateExtra ? { extra: this.#options.templateExtra } : {}),
     });

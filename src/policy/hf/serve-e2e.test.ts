@@ -136,6 +136,24 @@ test("serve --policy hf:<folder>: the openai client's two-turn tool call equals 
       [0, 1],
       "the named episode's turn 2 extended its slot",
     );
+    // A tool sent without a description is rendered as sent (as transformers and vLLM render the
+    // request's tools), not rebuilt with an empty description.
+    const bare = reference.tools.map(({ function: { description: _, ...fn }, ...tool }) => ({
+      ...tool,
+      function: fn,
+    }));
+    const bareCall = (await client.chat.completions.create({
+      model: "qwen3-chat",
+      messages,
+      tools: bare,
+      temperature: 0,
+      max_tokens: 1,
+      return_token_ids: true,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming)) as WithIds;
+    const text = await loadHfTextSide(FOLDER, "qwen3");
+    const bareText = text.template.render(messages, { tools: bare, addGenerationPrompt: true });
+    assert.ok(!bareText.includes('"description": ""') && !bareText.includes("Search the encyclopedia"));
+    assert.deepEqual(bareCall.prompt_token_ids, text.tokenizer.encode(bareText));
   } finally {
     await server.close();
     (policy as HfPolicy | undefined)?.model.dispose();
