@@ -138,10 +138,11 @@ test("serve --policy hf:<folder>: the openai client's two-turn tool call equals 
     );
     // A tool sent without a description is rendered as sent (as transformers and vLLM render the
     // request's tools), not rebuilt with an empty description.
-    const bare = reference.tools.map(({ function: { description: _, ...fn }, ...tool }) => ({
-      ...tool,
-      function: fn,
-    }));
+    const bare = reference.tools.map((tool) => {
+      assert.ok(tool.type === "function");
+      const { description: _, ...fn } = tool.function;
+      return { type: "function" as const, function: fn };
+    });
     const bareCall = (await client.chat.completions.create({
       model: "qwen3-chat",
       messages,
