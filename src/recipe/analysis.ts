@@ -51,6 +51,11 @@ export interface Verdict {
    * recipe page opens. Absent in reports from before it was recorded.
    */
   stages?: string[];
+  /**
+   * For a claim comparing RL methods, the arms it compares (`credit-grpo`, `credit-mt-grpo`): the
+   * runs whose learning it is gated on, which the recipe page narrows the claim's runs to.
+   */
+  compares?: string[];
 }
 
 /** The status as the report words it: "reproduced, smaller than the margin" where that is the case. */

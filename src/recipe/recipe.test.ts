@@ -77,6 +77,10 @@ test("agentrl recipe --quick: every stage, the report and its verdicts; a rerun 
   const credit = report.verdicts.find((v) => v.id === "mt-grpo-beats-grpo")!.stages!;
   for (const stage of ["credit-grpo", "credit-grpo@s2", "credit-eval-mt-grpo", "credit-eval-mt-grpo@s2"])
     assert.ok(credit.includes(stage), `mt-grpo-beats-grpo read ${stage}: ${credit.join(", ")}`);
+  // a comparison names the arms it compares (the dashboard narrows the claim to them); others none
+  const compares = Object.fromEntries(report.verdicts.map((v) => [v.id, v.compares]));
+  assert.deepEqual(compares["mt-grpo-beats-grpo"], ["credit-mt-grpo", "credit-grpo"]);
+  assert.equal(compares["rl-raises-pass1"], undefined);
   for (const experiment of ["boundary", "data-first", "credit", "fidelity", "noise", "base"]) {
     const verdicts = report.verdicts.filter((v) => v.experiment === experiment);
     assert.ok(verdicts.length > 0, `${experiment} has verdicts`);

@@ -181,7 +181,11 @@ export async function buildReport(input: BuildInput): Promise<{ report: RecipeRe
     const part = await experiment(context);
     const stages = [...read];
     read = null;
-    for (const verdict of part.verdicts) verdict.stages = stages;
+    for (const verdict of part.verdicts) {
+      verdict.stages = stages;
+      const compares = context.armGate.compared[verdict.id];
+      if (compares) verdict.compares = [...compares];
+    }
     experiments[part.key] = part.json;
     verdicts.push(...part.verdicts);
     sections.push(...part.sections);

@@ -28,6 +28,8 @@ export interface RecipeVerdict {
   seeds: (number | null)[];
   /** The stages its experiment read, or null for a report from before they were recorded. */
   stages: string[] | null;
+  /** For a comparison of RL methods, the arms it compares (the report's `compares`), else null. */
+  compares: string[] | null;
 }
 
 /** One entry of the report's `arms[]`, read defensively (its producer may name fields differently). */
@@ -98,6 +100,7 @@ function readVerdict(raw: unknown): RecipeVerdict {
     cause: text(v.cause),
     seeds: Array.isArray(v.seeds) ? v.seeds.map(num) : [],
     stages: Array.isArray(v.stages) ? v.stages.filter((s): s is string => typeof s === "string") : null,
+    compares: Array.isArray(v.compares) ? v.compares.filter((s): s is string => typeof s === "string") : null,
   };
 }
 
@@ -201,8 +204,16 @@ export function claimDetail(
       return `${base}@s${seed}`;
     }),
   );
+  // A comparison shows the arms it compares: their training runs, the evaluations of their
+  // checkpoints and the evaluations of untrained starts (the arms' base), not the experiment's others.
+  const compares = verdict.compares === null ? null : new Set(verdict.compares);
+  const shown = (row: RunRow) =>
+    compares === null ||
+    (TRAINERS.has(row.kind)
+      ? compares.has(row.stage!)
+      : row.parentName === null || compares.has(splitStage(row.parentName).base));
   const behind = rows.filter(
-    (row) => row.recipe === path && row.stage && read.has(`${row.stage}@s${row.seed}`),
+    (row) => row.recipe === path && row.stage && read.has(`${row.stage}@s${row.seed}`) && shown(row),
   );
   const groups = new Map<string, ArmGroup>();
   for (const row of behind) {
@@ -221,7 +232,9 @@ export function claimDetail(
   for (const group of all)
     group.runs.sort((a, b) => (a.seed ?? 0) - (b.seed ?? 0) || a.name.localeCompare(b.name));
   const arms = (report.arms ?? []).filter(
-    (arm) => groups.has(arm.run) || groups.has(splitStage(arm.stage).base),
+    (arm) =>
+      (compares === null || compares.has(arm.run)) &&
+      (groups.has(arm.run) || groups.has(splitStage(arm.stage).base)),
   );
   return {
     verdict,

@@ -22,7 +22,8 @@ export interface TestRecipe {
   close(): void;
 }
 
-const ARMS = ["grpo", "mt-grpo"] as const;
+/** GiGPO is in the experiment but not the MT-GRPO claim: the claim page must leave it out. */
+const ARMS = ["grpo", "mt-grpo", "gigpo"] as const;
 const SEEDS = 2;
 const at = (stage: string, r: number) => (r === 0 ? stage : `${stage}@s${r + 1}`);
 
@@ -85,6 +86,7 @@ export function createTestRecipe(): TestRecipe {
         evidence: "pass@1 mt-grpo − grpo +0.050",
         seeds: [0.04, 0.06],
         stages: stages.filter((stage) => stage !== "eval-base-strong"),
+        compares: ["credit-mt-grpo", "credit-grpo"],
       },
       {
         id: "rl-raises-pass1",
