@@ -241,10 +241,15 @@ export function hfLogits(
  * log p(ids[t] | ids[<t]) for t = 1..T−1: [B, T−1], from one full causal pass (inference: gathers).
  * Consumes params and ids.
  */
-export function hfTokenLogprobs(params: HfParams, ids: JaxArray, config: HfModelConfig): JaxArray {
+export function hfTokenLogprobs(
+  params: HfParams,
+  ids: JaxArray,
+  config: HfModelConfig,
+  adapters?: HfForwardOptions["adapters"],
+): JaxArray {
   const [B, T] = ids.shape;
   const next = ids.ref.slice([], [1, T]).reshape([B, T - 1, 1]);
-  const logits = hfLogits(params, ids, config, { gather: true }).slice([], [0, T - 1]); // [B,T−1,V]
+  const logits = hfLogits(params, ids, config, { gather: true, adapters }).slice([], [0, T - 1]); // [B,T−1,V]
   return np.takeAlongAxis(nn.logSoftmax(logits, -1), next, -1).reshape([B, T - 1]);
 }
 
@@ -253,7 +258,8 @@ export function hfTokenLogprobs(params: HfParams, ids: JaxArray, config: HfModel
  * start[b] + c attend to the cached positions < start[b] and to the chunk's own tokens up to
  * themselves (the first count[b] are real). Caches are [B,Hkv,S,K]. Returns [new keys per layer
  * [B,Hkv,C,K]…, new values…, logits [B,C,V] when `withLogits`]. `rowIndex` [B]: the caches have
- * more rows and step row b reads cache row rowIndex[b]. Inference only (gathers). Consumes all.
+ * more rows and step row b reads cache row rowIndex[b]. `adapters` as in `hfHidden`. Inference
+ * only (gathers). Consumes all.
  */
 export function hfForwardChunk(
   params: HfParams,
@@ -265,6 +271,7 @@ export function hfForwardChunk(
   config: HfModelConfig,
   withLogits: boolean,
   rowIndex: JaxArray | null = null,
+  adapters?: HfForwardOptions["adapters"],
 ): JaxArray[] {
   const [B, C] = ids.shape;
   const eps = config.rmsNormEps;
@@ -293,7 +300,15 @@ export function hfForwardChunk(
   const newKeys: JaxArray[] = [];
   const newValues: JaxArray[] = [];
   params.layers.forEach((p, layer) => {
-    const [q, k, v] = projectAttention(rmsNorm(x.ref, p.inputNorm, eps), p, cos.ref, sin.ref, config);
+    const adapter = adapters?.[layer];
+    const [q, k, v] = projectAttention(
+      rmsNorm(x.ref, p.inputNorm, eps),
+      p,
+      cos.ref,
+      sin.ref,
+      config,
+      adapter,
+    );
     newKeys.push(k.ref);
     newValues.push(v.ref);
     const scoresCache = np
@@ -311,8 +326,8 @@ export function hfForwardChunk(
       .matmul(expCache, np.expandDims(values[layer], 2))
       .add(np.matmul(expChunk, np.expandDims(v, 2)))
       .div(total); // [B,Hkv,G,C,K]
-    x = x.add(linear(mergeHeads(attended), p.o, p.oBias));
-    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p));
+    x = x.add(project(mergeHeads(attended), p, "o", adapter));
+    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p, adapter));
   });
   cos.dispose();
   sin.dispose();

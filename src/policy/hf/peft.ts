@@ -176,7 +176,7 @@ export async function readPeftAdapter(folder: string, model: HfModelConfig): Pro
   const extra = Object.keys(stored).filter((key) => !expectedKeys.has(key));
   if (extra.length > 0)
     throw new LoraConfigError(
-      `${weightsPath}: tensors this adapter's config does not describe: ${extra.slice(0, 5).join(", ")}${extra.length > 5 ? ", …" : ""}`,
+      `${weightsPath}: ${extra.length} tensors that adapter_config.json does not describe: ${extra.slice(0, 5).join(", ")}${extra.length > 5 ? ", …" : ""}`,
     );
   return { config, tensors };
 }
