@@ -10,7 +10,8 @@ lora_A gradient exactly 0 and the parity test half blind), and records, on a fix
   and "old" log-probs offset from the current ones so that some ratios are clipped and some not,
 
 each with every LoRA gradient (A and B per target per layer, PEFT's names). It also saves the
-adapter with PEFT's own save_pretrained (`peft-adapter/`) and records PeftModel's logits.
+adapter with PEFT's own save_pretrained (`peft-adapter/`) and records PeftModel's logits and its
+32-token greedy continuation of a prompt (through the KV cache).
 
 Then it runs the TypeScript writer (src/policy/hf/testing-lora-write.ts) on the same adapter weights,
 loads what it wrote with PeftModel.from_pretrained (the adapter) and AutoModelForCausalLM.from_pretrained
@@ -48,6 +49,8 @@ ADVANTAGES = [1.5, -0.75]
 # edges (0.8, 1.28), so float differences cannot move a token across one.
 OFFSETS = [-0.5, -0.1, 0.05, 0.4]
 CLIP_LOW, CLIP_HIGH = 0.2, 0.28
+PROMPT = [11, 52, 7, 199, 23, 140, 5, 88]
+NEW_TOKENS = 32
 
 
 def b64(tensor):
@@ -127,6 +130,16 @@ def build(name, seed):
     model.eval()
     with torch.no_grad():
         reference["peft_logits"] = b64(model(ids).logits)
+        out = model.generate(
+            input_ids=torch.tensor([PROMPT]),
+            max_new_tokens=NEW_TOKENS,
+            min_new_tokens=NEW_TOKENS,
+            do_sample=False,
+            eos_token_id=None,
+            pad_token_id=0,
+        )
+    reference["prompt"] = PROMPT
+    reference["peft_greedy"] = out[0, len(PROMPT) :].tolist()
     with open(os.path.join(folder, "reference.json"), "w") as f:
         json.dump(reference, f)
 

@@ -11,9 +11,11 @@ import { cp, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { createRng } from "../../core/random.ts";
+import { DecodeSession } from "../embedded/decode-session.ts";
 import { HfEngineModel } from "./engine.ts";
 import { readPeftAdapter } from "./peft.ts";
-import { maxAbsDiff } from "./testing-fixtures.ts";
+import { maxAbsDiff, readReference } from "./testing-fixtures.ts";
 import {
   LORA_FIXTURE_NAMES,
   LORA_FIXTURES,
@@ -69,7 +71,7 @@ for (const name of LORA_FIXTURE_NAMES) {
     );
   });
 
-  test(`${name}: an adapter saved by PEFT itself reads back with its weights and PeftModel's logits`, async (t) => {
+  test(`${name}: an adapter saved by PEFT itself reads back with its weights, PeftModel's logits and greedy decode`, async (t) => {
     const reference = readLoraReference(name);
     const adapter = await readPeftAdapter(join(LORA_FIXTURES, name, "peft-adapter"), reference.base.config);
     assert.deepEqual(adapter.config, reference.config);
@@ -80,6 +82,27 @@ for (const name of LORA_FIXTURE_NAMES) {
     const error = maxAbsDiff(logits, reference.peftLogits);
     assert.ok(error <= TOLERANCE, `engine + PEFT's adapter vs PeftModel: ${error}`);
     t.diagnostic(`${name}: max |Δlogit| ${error.toExponential(2)}`);
+    // The KV-cache decode with the adapter (the rollout path) continues as PeftModel.generate does.
+    const model = new HfEngineModel(reference.base, { lora: adapter });
+    const session = new DecodeSession(model.kvModel, null, { rows: 1 });
+    try {
+      session.feed(0, reference.prompt);
+      const [result] = await session.generate([
+        {
+          slot: 0,
+          maxNew: reference.peftGreedy.length,
+          stop: [],
+          rng: createRng(0),
+          sampling: { temperature: 0, topP: 1 },
+        },
+      ]);
+      assert.deepEqual(result.ids, reference.peftGreedy);
+      const baseGreedy = readReference(name).greedy.slice(0, reference.peftGreedy.length);
+      assert.notDeepEqual(baseGreedy, reference.peftGreedy, "the adapter changes the continuation");
+    } finally {
+      session.dispose();
+      model.dispose();
+    }
   });
 }
 

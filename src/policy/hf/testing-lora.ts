@@ -30,6 +30,9 @@ export interface LoraReference {
   losses: Record<"sft" | "ppo", { value: number; grads: Record<string, Float32Array> }>;
   /** PeftModel's logits [B,T,V] with this adapter. */
   peftLogits: Float32Array;
+  prompt: number[];
+  /** PeftModel's greedy continuation of `prompt`. */
+  peftGreedy: number[];
 }
 
 export interface LoraWritten {
@@ -81,6 +84,8 @@ export function readLoraReference(name: LoraFixtureName): LoraReference {
     adapter,
     losses: { sft: loss("sft"), ppo: loss("ppo") },
     peftLogits: floats(raw.peft_logits),
+    prompt: raw.prompt,
+    peftGreedy: raw.peft_greedy,
   };
 }
 
