@@ -187,6 +187,30 @@ test("movement: transpose, reshape, slice, pad, flip, concatenate", () => {
   );
 });
 
+test("split, and the gradient of a concatenate (its transpose is a split)", () => {
+  fc.assert(
+    fc.property(dims(2, 4), fc.nat(1000), (shape, seed) => {
+      const axis = shape.length - 1;
+      const width = shape[axis] + 1; // ≥ 2: both parts non-empty
+      const { worst } = compare(
+        (x, w) => {
+          const parts = np.split(x.ref, [Math.floor(width / 2)], axis);
+          const gradient = jax.grad((y: JaxArray) =>
+            np
+              .concatenate([y.ref.mul(2), np.sin(y)], axis)
+              .mul(w)
+              .sum(),
+          )(x);
+          return [...parts, gradient];
+        },
+        [floats([...shape.slice(0, -1), width], seed), floats([...shape.slice(0, -1), 2 * width], seed + 1)],
+      );
+      assert.ok(worst <= TOLERANCE, `${shape}: ${worst}`);
+    }),
+    RUNS,
+  );
+});
+
 test("matmuls with batch axes, broadcast operands and transposed layouts become exact MatMuls", () => {
   fc.assert(
     fc.property(

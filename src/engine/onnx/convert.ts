@@ -268,6 +268,18 @@ function lowerEqn(g: GraphBuilder, eqn: Eqn, args: Value[]): Value[] {
       const names = args.map((v) => expandFull(g, v));
       return [tensorValue(g.node("Concat", names, { axis: params.axis as number }), outShape, outDType())];
     }
+    case "split": {
+      // concatenate's transpose (its gradient): one Slice per part.
+      const axis = params.axis as number;
+      let start = 0;
+      return (params.sizes as number[]).map((size, i) => {
+        const slice = args[0].shape.map((d, j): [number, number] =>
+          j === axis ? [start, start + size] : [0, d],
+        );
+        start += size;
+        return lowerShrink(g, args[0], slice, [...eqn.outBinders[i].aval.shape]);
+      });
+    }
     case "gather":
       return [
         lowerGather(g, args[0], args.slice(1), params.axis as number[], params.outDim as number, outShape),

@@ -46,15 +46,24 @@ export function tokenLoss(
   perToken: PerTokenLoss,
   options: TokenLossOptions = {},
 ): LossFn<GptParams, TokenBatch> {
-  return (params, batch): LossOutput => {
-    const stats = tokenStats(params, batch.ids, config, options);
-    const out = perToken(stats, batch.extra);
-    const weights = batch.weights;
-    const metrics: Record<string, JaxArray> = {};
-    for (const [name, value] of Object.entries(out.metrics ?? {}))
-      metrics[name] = value.mul(weights.ref).sum();
-    return { loss: out.loss.mul(weights).sum(), metrics };
-  };
+  return (params, batch): LossOutput =>
+    weighTokenLoss(perToken, tokenStats(params, batch.ids, config, options), batch.extra, batch.weights);
+}
+
+/**
+ * Σ weights · perToken(stats, extra) and the metrics weighed the same way: the step shared by every
+ * model's token loss (this GPT's, the Hugging Face forward's). Consumes stats, extra and weights.
+ */
+export function weighTokenLoss(
+  perToken: PerTokenLoss,
+  stats: TokenStats,
+  extra: Record<string, JaxArray>,
+  weights: JaxArray,
+): LossOutput {
+  const out = perToken(stats, extra);
+  const metrics: Record<string, JaxArray> = {};
+  for (const [name, value] of Object.entries(out.metrics ?? {})) metrics[name] = value.mul(weights.ref).sum();
+  return { loss: out.loss.mul(weights).sum(), metrics };
 }
 
 /**

@@ -281,22 +281,12 @@ export function tokenStats(
     valueGradient?: boolean;
   } = {},
 ): TokenStats {
-  const [, T] = ids.shape;
   const dtype = params.wte.dtype as ParamDType;
-  const temperature = options.temperature ?? 1;
   const head = params.value;
   if (options.values && !head) throw new Error("tokenStats: values need a value head (params.value)");
   const policy = withoutValueHead(params);
   const wte = policy.wte.ref;
-  // Logits at every position (slicing off the last one before the head would feed a strided view
-  // into the matmul, which jax-js then runs ~30x slower); position t predicts token t+1.
   const hidden = gptHidden(policy, ids.ref, config, { gather: options.gather }); // [B,T,D]
-  // Shift predictions right so index t holds the prediction of token t (index 0: none → 0).
-  const alignToIds = (x: JaxArray) =>
-    np.pad(x.slice([], [0, T - 1]), [
-      [0, 0],
-      [1, 0],
-    ]); // [B,T]
   let values: JaxArray | null = null;
   if (options.values && head) {
     const features = options.valueGradient ? hidden.ref : lax.stopGradient(hidden.ref);
@@ -305,8 +295,35 @@ export function tokenStats(
     head.w.dispose();
     head.b.dispose();
   }
-  let logits = headLogits(hidden, wte); // [B,T,V]
+  // Logits at every position (slicing off the last one before the head would feed a strided view
+  // into the matmul, which jax-js then runs ~30x slower); position t predicts token t+1.
+  const stats = logitsTokenStats(headLogits(hidden, wte), ids, { ...options, dtype });
+  return { ...stats, values };
+}
+
+/** Shifts per-position predictions [B,T] right so index t holds the prediction of token t (index 0: none → 0). Consumes x. */
+export function alignToIds(x: JaxArray): JaxArray {
+  const T = x.shape[1];
+  return np.pad(x.slice([], [0, T - 1]), [
+    [0, 0],
+    [1, 0],
+  ]);
+}
+
+/**
+ * `tokenStats` from logits [B,T,V] (position t predicts token t+1) and the ids [B,T]: each token's
+ * log-prob (and the predicting distribution's entropy), aligned with the ids, 0 at t = 0. Any model's
+ * logits (the Hugging Face forward's too). One-hot products unless `gather`. Consumes both.
+ */
+export function logitsTokenStats(
+  logits: JaxArray,
+  ids: JaxArray,
+  options: { temperature?: number; entropy?: boolean; gather?: boolean; dtype?: ParamDType } = {},
+): Omit<TokenStats, "values"> {
+  const T = ids.shape[1];
+  const temperature = options.temperature ?? 1;
   if (temperature !== 1) logits = logits.div(temperature);
+  const V = logits.shape.at(-1)!;
   const logp = nn.logSoftmax(logits, -1); // [B,T,V]
   const next = np.pad(ids.slice([], [1, T]), [
     [0, 0],
@@ -318,7 +335,6 @@ export function tokenStats(
   }
   const picked = options.gather
     ? np.takeAlongAxis(logp, next.reshape([-1, T, 1]), -1).reshape([-1, T])
-    : logp.mul(oneHot(next, config.vocabSize, dtype)).sum(-1); // [B,T]
-  const logprobs = alignToIds(picked);
-  return { logprobs, entropy, values };
+    : logp.mul(oneHot(next, V, options.dtype ?? "float32")).sum(-1); // [B,T]
+  return { logprobs: alignToIds(picked), entropy };
 }

@@ -3,7 +3,9 @@
  * copied into jax-js's heap: a real model's weights would not fit its 4 GiB), the programs are
  * traced from model.ts on abstract inputs and run in ONNX Runtime. `kvModel` serves the host KV
  * caches (policy/embedded/host-kv.ts: prefill and decode output only their new K/V rows);
- * `logits` runs the full causal forward, for scoring and for checking parity.
+ * `logits` runs the full causal forward, for scoring and for checking parity. With `lora` (a PEFT
+ * adapter, peft.ts) every program computes the adapted model, the adapter's tensors being inputs
+ * beside the base's (unmerged: a new adapter of the same shape reuses the programs).
  */
 import { jax } from "../../engine/jax.ts";
 import { abstractInput, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
@@ -11,8 +13,19 @@ import type { HostData } from "../../engine/onnx/runtime.ts";
 import { unflattenTree } from "../../engine/tree.ts";
 import type { KvModel } from "../embedded/host-kv.ts";
 import type { HfModelConfig } from "./config.ts";
-import { type HfParams, hfForwardChunk, hfLogits, hfTokenLogprobs } from "./model.ts";
+import { type LoraParams, loraAdapters } from "./lora.ts";
+import { type HfLayerAdapter, type HfParams, hfForwardChunk, hfLogits, hfTokenLogprobs } from "./model.ts";
+import type { PeftAdapter } from "./peft.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
+
+/** The engine's parameter tree: the base's, and the adapter's under `lora`. */
+type EngineParams = HfParams & { lora?: LoraParams };
+
+export interface HfEngineOptions {
+  maxLen?: number;
+  /** Serve the base with this adapter (unmerged). */
+  lora?: PeftAdapter;
+}
 
 /** Context the engine allows by default (the caches grow in buckets up to it). */
 export const DEFAULT_CONTEXT = 8192;
@@ -27,28 +40,34 @@ export class HfEngineModel {
   readonly #data: HostData[];
   readonly #programs = new Map<string, Extract<Compiled, { kind: "onnx" }>>();
 
-  constructor(checkpoint: HfCheckpoint, options: { maxLen?: number } = {}) {
+  readonly lora: PeftAdapter | undefined;
+
+  constructor(checkpoint: HfCheckpoint, options: HfEngineOptions = {}) {
     this.checkpoint = checkpoint;
     this.config = checkpoint.config;
+    this.lora = options.lora;
     this.maxLen = Math.min(options.maxLen ?? DEFAULT_CONTEXT, this.config.maxPositions);
+    const tensors = { ...checkpoint.tensors };
+    for (const [path, tensor] of Object.entries(options.lora?.tensors ?? {}))
+      tensors[`lora.${path}`] = tensor;
     // The parameter tree with abstract leaves, and the host data in its leaf order.
     const pathOf = new Map<unknown, string>();
     const toAbstract = (node: unknown): unknown => {
       if (typeof node === "string") {
-        const leaf = abstractInput([...checkpoint.tensors[node].shape], "float32");
+        const leaf = abstractInput([...tensors[node].shape], "float32");
         pathOf.set(leaf, node);
         return leaf;
       }
       if (Array.isArray(node)) return node.map(toAbstract);
       return Object.fromEntries(Object.entries(node as object).map(([k, v]) => [k, toAbstract(v)]));
     };
-    this.#abstract = toAbstract(unflattenTree(Object.keys(checkpoint.tensors).map((path) => [path, path])));
+    this.#abstract = toAbstract(unflattenTree(Object.keys(tensors).map((path) => [path, path])));
     this.#data = (jax.tree.leaves(this.#abstract as never) as unknown[]).map(
-      (leaf) => checkpoint.tensors[pathOf.get(leaf)!].data as HostData,
+      (leaf) => tensors[pathOf.get(leaf)!].data as HostData,
     );
     const config = this.config;
     this.kvModel = {
-      key: JSON.stringify({ hf: config, maxLen: this.maxLen }),
+      key: JSON.stringify({ hf: config, maxLen: this.maxLen, lora: options.lora?.config ?? null }),
       layers: config.layers,
       kvHeads: config.kvHeads,
       headDim: config.headDim,
@@ -56,27 +75,46 @@ export class HfEngineModel {
       maxLen: this.maxLen,
       abstractParams: this.#abstract,
       paramData: this.#data,
-      forward: (p, keys, values, ids, start, count, withLogits, rowIndex) =>
-        hfForwardChunk(p as HfParams, keys, values, ids, start, count, config, withLogits, rowIndex),
+      forward: (p, keys, values, ids, start, count, withLogits, rowIndex) => {
+        const [base, adapters] = this.#split(p as EngineParams);
+        return hfForwardChunk(base, keys, values, ids, start, count, config, withLogits, rowIndex, adapters);
+      },
     };
   }
 
+  /** The base's tree and the adapter's per-layer terms (none without an adapter). */
+  #split(params: EngineParams): [HfParams, HfLayerAdapter[] | undefined] {
+    const { lora, ...base } = params;
+    return [base, lora && this.lora ? loraAdapters(lora, this.lora.config) : undefined];
+  }
+
   /** Reads a checkpoint folder. */
-  static load(folder: string, options: { maxLen?: number } = {}): HfEngineModel {
+  static load(folder: string, options: HfEngineOptions = {}): HfEngineModel {
     return new HfEngineModel(loadHfCheckpoint(folder), options);
   }
 
   /** Logits [B·T·V] of a full causal pass over `ids` (B rows of T tokens, row-major). */
   logits(ids: Int32Array, rows: number): Float32Array {
-    return this.#run("logits", ids, rows, (p, x) => hfLogits(p, x, this.config, { gather: true }));
+    return this.#run("logits", ids, rows, (p, x) => {
+      const [base, adapters] = this.#split(p);
+      return hfLogits(base, x, this.config, { gather: true, adapters });
+    });
   }
 
   /** log p(ids[t] | ids[<t]) for t ≥ 1: [B·(T−1)] (scoring, without the [B,T,V] logits leaving ORT). */
   tokenLogprobs(ids: Int32Array, rows: number): Float32Array {
-    return this.#run("logprobs", ids, rows, (p, x) => hfTokenLogprobs(p, x, this.config));
+    return this.#run("logprobs", ids, rows, (p, x) => {
+      const [base, adapters] = this.#split(p);
+      return hfTokenLogprobs(base, x, this.config, adapters);
+    });
   }
 
-  #run(name: string, ids: Int32Array, rows: number, f: (p: HfParams, ids: never) => unknown): Float32Array {
+  #run(
+    name: string,
+    ids: Int32Array,
+    rows: number,
+    f: (p: EngineParams, ids: never) => unknown,
+  ): Float32Array {
     const T = ids.length / rows;
     if (!Number.isInteger(T) || T < 2)
       throw new Error(`HfEngineModel.${name}: ${ids.length} ids for ${rows} rows`);

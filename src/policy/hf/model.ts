@@ -46,6 +46,23 @@ export type HfParams = {
 
 const BLOCKED = -1e9;
 
+/** The seven projections of a layer, by their HfLayerParams keys. */
+export const HF_PROJECTIONS = ["q", "k", "v", "o", "gate", "up", "down"] as const;
+export type HfProjection = (typeof HF_PROJECTIONS)[number];
+
+/**
+ * Extra terms added to a layer's projection outputs (LoRA: lora.ts): for a projection named here,
+ * y = x·Wᵀ + b + term(x). Each term consumes its input x; a projection not named is untouched.
+ */
+export type HfLayerAdapter = Partial<Record<HfProjection, (x: JaxArray) => JaxArray>>;
+
+/** Projection `name` of layer `p` on x, plus the adapter's term for it if any. Consumes x and the weights. */
+function project(x: JaxArray, p: HfLayerParams, name: HfProjection, adapter?: HfLayerAdapter): JaxArray {
+  const term = adapter?.[name];
+  const y = linear(term ? x.ref : x, p[name], p[`${name}Bias`]);
+  return term ? y.add(term(x)) : y;
+}
+
 /** RMSNorm over the last axis: x / √(mean(x²) + ε) · w. */
 export function rmsNorm(x: JaxArray, w: JaxArray, eps: number): JaxArray {
   const meanSquare = np.square(x.ref).mean(-1, { keepdims: true });
@@ -96,12 +113,13 @@ export function projectAttention(
   cos: JaxArray,
   sin: JaxArray,
   config: HfModelConfig,
+  adapter?: HfLayerAdapter,
 ): [JaxArray, JaxArray, JaxArray] {
   const [B, T] = x.shape;
   const { heads: H, kvHeads: Hkv, headDim: K, rmsNormEps: eps } = config;
-  let q = linear(x.ref, p.q, p.qBias).reshape([B, T, H, K]);
-  let k = linear(x.ref, p.k, p.kBias).reshape([B, T, Hkv, K]);
-  const v = linear(x, p.v, p.vBias).reshape([B, T, Hkv, K]);
+  let q = project(x.ref, p, "q", adapter).reshape([B, T, H, K]);
+  let k = project(x.ref, p, "k", adapter).reshape([B, T, Hkv, K]);
+  const v = project(x, p, "v", adapter).reshape([B, T, Hkv, K]);
   if (p.qNorm && p.kNorm) {
     q = rmsNorm(q, p.qNorm, eps);
     k = rmsNorm(k, p.kNorm, eps);
@@ -120,8 +138,9 @@ export function mergeHeads(out: JaxArray): JaxArray {
 }
 
 /** SwiGLU feed-forward: down(silu(gate(x)) · up(x)). */
-export function swiglu(x: JaxArray, p: HfLayerParams): JaxArray {
-  return linear(silu(linear(x.ref, p.gate, p.gateBias)).mul(linear(x, p.up, p.upBias)), p.down, p.downBias);
+export function swiglu(x: JaxArray, p: HfLayerParams, adapter?: HfLayerAdapter): JaxArray {
+  const hidden = silu(project(x.ref, p, "gate", adapter)).mul(project(x, p, "up", adapter));
+  return project(hidden, p, "down", adapter);
 }
 
 /** Additive causal mask [T, T]: 0 on and below the diagonal, −1e9 above. */
@@ -129,16 +148,24 @@ function causalMask(T: number): JaxArray {
   return np.tri(T, T, 0, { dtype: np.float32 }).sub(1).mul(-BLOCKED);
 }
 
+export interface HfForwardOptions {
+  /** Embed with `take` (inference only) instead of a one-hot product. */
+  gather?: boolean;
+  /** Per layer: terms added to its projections (lora.ts's `loraAdapters`). */
+  adapters?: readonly (HfLayerAdapter | undefined)[];
+}
+
 /**
  * Final hidden states [B,T,D] (after the last RMSNorm) of a full causal pass over `ids` [B,T]
  * (int32) at positions 0..T−1. `gather`: embed with `take` (inference only); otherwise with a
- * one-hot product, differentiable under `jit`. Consumes params (but `lmHead`) and ids.
+ * one-hot product, differentiable under `jit`. `adapters`: one per layer (lora.ts), their
+ * terms added to the projections. Consumes params (but `lmHead`) and ids.
  */
 export function hfHidden(
   params: HfParams,
   ids: JaxArray,
   config: HfModelConfig,
-  options: { gather?: boolean } = {},
+  options: HfForwardOptions = {},
 ): JaxArray {
   const [B, T] = ids.shape;
   const eps = config.rmsNormEps;
@@ -158,14 +185,22 @@ export function hfHidden(
     config,
   );
   const mask = causalMask(T);
-  for (const p of params.layers) {
-    const [q, k, v] = projectAttention(rmsNorm(x.ref, p.inputNorm, eps), p, cos.ref, sin.ref, config);
+  params.layers.forEach((p, layer) => {
+    const adapter = options.adapters?.[layer];
+    const [q, k, v] = projectAttention(
+      rmsNorm(x.ref, p.inputNorm, eps),
+      p,
+      cos.ref,
+      sin.ref,
+      config,
+      adapter,
+    );
     const scores = np.matmul(q, np.expandDims(k.transpose([0, 1, 3, 2]), 2)).add(mask.ref); // [B,Hkv,G,T,T]
     const probs = softmaxLast(scores);
     const attended = mergeHeads(np.matmul(probs, np.expandDims(v, 2))); // [B,T,H·K]
-    x = x.add(linear(attended, p.o, p.oBias));
-    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p));
-  }
+    x = x.add(project(attended, p, "o", adapter));
+    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p, adapter));
+  });
   cos.dispose();
   sin.dispose();
   mask.dispose();
@@ -193,7 +228,7 @@ export function hfLogits(
   params: HfParams,
   ids: JaxArray,
   config: HfModelConfig,
-  options: { gather?: boolean } = {},
+  options: HfForwardOptions = {},
 ): JaxArray {
   const head = headWeight(params);
   const { lmHead, ...body } = params;
@@ -206,10 +241,15 @@ export function hfLogits(
  * log p(ids[t] | ids[<t]) for t = 1..T−1: [B, T−1], from one full causal pass (inference: gathers).
  * Consumes params and ids.
  */
-export function hfTokenLogprobs(params: HfParams, ids: JaxArray, config: HfModelConfig): JaxArray {
+export function hfTokenLogprobs(
+  params: HfParams,
+  ids: JaxArray,
+  config: HfModelConfig,
+  adapters?: HfForwardOptions["adapters"],
+): JaxArray {
   const [B, T] = ids.shape;
   const next = ids.ref.slice([], [1, T]).reshape([B, T - 1, 1]);
-  const logits = hfLogits(params, ids, config, { gather: true }).slice([], [0, T - 1]); // [B,T−1,V]
+  const logits = hfLogits(params, ids, config, { gather: true, adapters }).slice([], [0, T - 1]); // [B,T−1,V]
   return np.takeAlongAxis(nn.logSoftmax(logits, -1), next, -1).reshape([B, T - 1]);
 }
 
@@ -218,7 +258,8 @@ export function hfTokenLogprobs(params: HfParams, ids: JaxArray, config: HfModel
  * start[b] + c attend to the cached positions < start[b] and to the chunk's own tokens up to
  * themselves (the first count[b] are real). Caches are [B,Hkv,S,K]. Returns [new keys per layer
  * [B,Hkv,C,K]…, new values…, logits [B,C,V] when `withLogits`]. `rowIndex` [B]: the caches have
- * more rows and step row b reads cache row rowIndex[b]. Inference only (gathers). Consumes all.
+ * more rows and step row b reads cache row rowIndex[b]. `adapters` as in `hfHidden`. Inference
+ * only (gathers). Consumes all.
  */
 export function hfForwardChunk(
   params: HfParams,
@@ -230,6 +271,7 @@ export function hfForwardChunk(
   config: HfModelConfig,
   withLogits: boolean,
   rowIndex: JaxArray | null = null,
+  adapters?: HfForwardOptions["adapters"],
 ): JaxArray[] {
   const [B, C] = ids.shape;
   const eps = config.rmsNormEps;
@@ -258,7 +300,15 @@ export function hfForwardChunk(
   const newKeys: JaxArray[] = [];
   const newValues: JaxArray[] = [];
   params.layers.forEach((p, layer) => {
-    const [q, k, v] = projectAttention(rmsNorm(x.ref, p.inputNorm, eps), p, cos.ref, sin.ref, config);
+    const adapter = adapters?.[layer];
+    const [q, k, v] = projectAttention(
+      rmsNorm(x.ref, p.inputNorm, eps),
+      p,
+      cos.ref,
+      sin.ref,
+      config,
+      adapter,
+    );
     newKeys.push(k.ref);
     newValues.push(v.ref);
     const scoresCache = np
@@ -276,8 +326,8 @@ export function hfForwardChunk(
       .matmul(expCache, np.expandDims(values[layer], 2))
       .add(np.matmul(expChunk, np.expandDims(v, 2)))
       .div(total); // [B,Hkv,G,C,K]
-    x = x.add(linear(mergeHeads(attended), p.o, p.oBias));
-    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p));
+    x = x.add(project(mergeHeads(attended), p, "o", adapter));
+    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p, adapter));
   });
   cos.dispose();
   sin.dispose();

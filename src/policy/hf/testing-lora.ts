@@ -1,0 +1,104 @@
+/**
+ * Test-only: the PEFT reference fixtures of scripts/hf-lora-fixtures.py (src/policy/hf/fixtures/lora/)
+ * and the adapter and merged folders our writers make from them, the same files the script had
+ * PEFT and transformers load.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { HostTensor } from "../../engine/tree.ts";
+import { type LoraConfig, loraParamShapes, resolveLoraConfig } from "./lora.ts";
+import { peftKey, writeMergedCheckpoint, writePeftAdapter } from "./peft.ts";
+import { FIXTURES } from "./testing-fixtures.ts";
+import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
+
+export const LORA_FIXTURES = join(FIXTURES, "lora");
+export const LORA_FIXTURE_NAMES = ["qwen3-tied", "llama3-bf16"] as const;
+export type LoraFixtureName = (typeof LORA_FIXTURE_NAMES)[number];
+
+export interface LoraReference {
+  base: HfCheckpoint;
+  config: LoraConfig;
+  ids: number[][];
+  mask: number[][];
+  /** [B,T] per token. */
+  advantages: Float32Array;
+  /** [B,T] the PPO ratio's denominators. */
+  oldLogprobs: Float32Array;
+  clip: [low: number, high: number];
+  /** The adapter PEFT used, by tree path (`layers.N.q.a`). */
+  adapter: Record<string, HostTensor>;
+  losses: Record<"sft" | "ppo", { value: number; grads: Record<string, Float32Array> }>;
+  /** PeftModel's logits [B,T,V] with this adapter. */
+  peftLogits: Float32Array;
+  prompt: number[];
+  /** PeftModel's greedy continuation of `prompt`. */
+  peftGreedy: number[];
+}
+
+export interface LoraWritten {
+  adapter_sha256: Record<string, string>;
+  merged_sha256: Record<string, string>;
+  merged_dtype: string;
+  adapter_logits: Float32Array;
+  merged_logits: Float32Array;
+}
+
+export function floats(base64: string): Float32Array<ArrayBuffer> {
+  const bytes = Buffer.from(base64, "base64");
+  return new Float32Array(new Uint8Array(bytes).buffer);
+}
+
+export function readLoraReference(name: LoraFixtureName): LoraReference {
+  const raw = JSON.parse(readFileSync(join(LORA_FIXTURES, name, "reference.json"), "utf8"));
+  const base = loadHfCheckpoint(join(FIXTURES, raw.base));
+  const config = resolveLoraConfig({ rank: raw.r, alpha: raw.lora_alpha, targets: raw.targets }, base.config);
+  const byPath = (record: Record<string, string | { data: string }>) => {
+    const out: Record<string, Float32Array<ArrayBuffer>> = {};
+    for (const { path, layer, target, part } of loraParamShapes(config, base.config)) {
+      const entry = record[peftKey(layer, target, part)];
+      if (entry === undefined)
+        throw new Error(`${name}: the reference has no ${peftKey(layer, target, part)}`);
+      out[path] = floats(typeof entry === "string" ? entry : entry.data);
+    }
+    return out;
+  };
+  const shapes = Object.fromEntries(loraParamShapes(config, base.config).map((e) => [e.path, e.shape]));
+  const adapter = Object.fromEntries(
+    Object.entries(byPath(raw.adapter)).map(([path, data]) => [
+      path,
+      { dtype: "float32", shape: shapes[path], data } satisfies HostTensor,
+    ]),
+  );
+  const loss = (key: "sft" | "ppo") => ({
+    value: raw.losses[key].value,
+    grads: byPath(raw.losses[key].grads),
+  });
+  return {
+    base,
+    config,
+    ids: raw.ids,
+    mask: raw.mask,
+    advantages: floats(raw.advantages),
+    oldLogprobs: floats(raw.old_logprobs),
+    clip: raw.clip,
+    adapter,
+    losses: { sft: loss("sft"), ppo: loss("ppo") },
+    peftLogits: floats(raw.peft_logits),
+    prompt: raw.prompt,
+    peftGreedy: raw.peft_greedy,
+  };
+}
+
+export function readLoraWritten(name: LoraFixtureName): LoraWritten {
+  const raw = JSON.parse(readFileSync(join(LORA_FIXTURES, name, "written.json"), "utf8"));
+  return { ...raw, adapter_logits: floats(raw.adapter_logits), merged_logits: floats(raw.merged_logits) };
+}
+
+/** Writes `out/adapter` (PEFT format) and `out/merged` from the reference's adapter weights. */
+export async function writeLoraFixtureFolders(name: LoraFixtureName, out: string): Promise<LoraReference> {
+  const reference = readLoraReference(name);
+  const { base, config, adapter } = reference;
+  await writePeftAdapter(join(out, "adapter"), adapter, config, base.config, name);
+  await writeMergedCheckpoint(base, adapter, config, join(out, "merged"));
+  return reference;
+}
