@@ -85,3 +85,29 @@ test("the cheap checks need no policy; bad options name the valid values", async
     ["a", "c"],
   );
 });
+
+test("an hf: policy's token-exactness counts its chat template's prefix breaks over the coverage episodes", async () => {
+  const spec = "hf:src/policy/hf/fixtures/qwen3-chat";
+  const policy = await resolvePolicy(spec, sampling);
+  try {
+    const report = await runDoctor({
+      policySpec: spec,
+      policy,
+      tasks: { type: "world", split: "test", count: 16, seed: 1 },
+      groupSize: 8,
+      checks: ["coverage", "token-exactness"],
+      ...sampling,
+    });
+    const check = report.checks.find((c) => c.id === "token-exactness")!;
+    assert.equal(check.skipped, undefined);
+    const data = check.data as { continuedTurns: number; prefixBreaks: number; breakRate: number };
+    // the policy's own counts, read after coverage sampled it
+    const counts = policy as unknown as { prefixBreaks: number; continuedTurns: number };
+    assert.ok(counts.continuedTurns > 0, "coverage's episodes went past their first turn");
+    assert.deepEqual([data.continuedTurns, data.prefixBreaks], [counts.continuedTurns, counts.prefixBreaks]);
+    assert.equal(check.ok, data.breakRate <= 0.01);
+    assert.match(check.detail, /continued turns re-rendered by the chat template/);
+  } finally {
+    await policy.close?.();
+  }
+});

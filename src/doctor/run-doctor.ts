@@ -38,7 +38,12 @@ import { checkCoverage } from "./coverage.ts";
 import { checkDeterminism } from "./determinism.ts";
 import { goldPolicy, panelPolicy } from "./panel.ts";
 import { checkRewardHacking } from "./reward-hacking.ts";
-import { checkTokenExactness, type GatewayEpisode, skippedTokenExactness } from "./token-exactness.ts";
+import {
+  checkTemplateExactness,
+  checkTokenExactness,
+  type GatewayEpisode,
+  skippedTokenExactness,
+} from "./token-exactness.ts";
 import { CHECK_IDS, type CheckId, type DoctorCheck, type DoctorReport } from "./types.ts";
 import { verdictOf } from "./verdict.ts";
 import { checkVerifier, goldForms, referenceSolution, type Verify } from "./verifier-check.ts";
@@ -299,6 +304,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     if (wanted.has("token-exactness")) {
       const since = performance.now();
       const textOnly = options.server && !kindProfile(options.server.kind).tokenIds ? options.server : null;
+      // A policy rendering turns with its own template (hf:) counted its prefix breaks while coverage sampled it.
+      const templated = templatedPolicy(options.policy);
       record(
         textOnly
           ? textOnlyServerCheck(textOnly)
@@ -307,11 +314,17 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
                 episodes: gatewayEpisodes,
                 ...(options.maxBreakRate !== undefined ? { maxBreakRate: options.maxBreakRate } : {}),
               })
-            : skippedTokenExactness(
-                options.agent
-                  ? "it reads the coverage check's gateway episodes, and coverage was not run"
-                  : "the policy runs in agentrl's episode loop, which keeps the sampled ids as they are (there is no chat template to re-render them); give --agent to check an agent behind the recording gateway",
-              ),
+            : templated && wanted.has("coverage")
+              ? checkTemplateExactness({
+                  prefixBreaks: templated.prefixBreaks,
+                  continuedTurns: templated.continuedTurns,
+                  ...(options.maxBreakRate !== undefined ? { maxBreakRate: options.maxBreakRate } : {}),
+                })
+              : skippedTokenExactness(
+                  options.agent
+                    ? "it reads the coverage check's gateway episodes, and coverage was not run"
+                    : "the policy runs in agentrl's episode loop, which keeps the sampled ids as they are (no chat template re-renders them); give --agent to check an agent behind the recording gateway",
+                ),
         since,
       );
     }
@@ -340,6 +353,16 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     },
     seconds,
   };
+}
+
+/** A policy that counts its chat template's prefix breaks (`hf:`), or null. */
+function templatedPolicy(
+  policy: Policy | undefined,
+): { prefixBreaks: number; continuedTurns: number } | null {
+  const counts = policy as { prefixBreaks?: unknown; continuedTurns?: unknown } | undefined;
+  return typeof counts?.prefixBreaks === "number" && typeof counts.continuedTurns === "number"
+    ? { prefixBreaks: counts.prefixBreaks, continuedTurns: counts.continuedTurns }
+    : null;
 }
 
 /** token-exactness on a server that returns no ids at all: nothing to check, and nothing to train on. */

@@ -14,6 +14,7 @@ import OpenAI from "openai";
 import type { AgentFunction } from "../agents/types.ts";
 import type { Task } from "../types/task.ts";
 import { runDoctor } from "./run-doctor.ts";
+import { checkTemplateExactness } from "./token-exactness.ts";
 
 type Template = "exact" | "drops-stop" | "unsampled-stop";
 const START = 2;
@@ -136,4 +137,15 @@ test("completion ids without the stop token: flagged as a stop token masked out 
   assert.equal(check.data?.prefixBreaks, 0);
   assert.equal(check.data?.stopTokensMasked, true);
   assert.match(check.detail, /stop token is missing from the sampled ids/);
+});
+
+test("a templated policy's breaks: within the threshold it passes, above it fails with the template fix", () => {
+  const clean = checkTemplateExactness({ prefixBreaks: 0, continuedTurns: 40 });
+  assert.equal(clean.ok, true);
+  assert.match(clean.detail, /^0 of 40 continued turns/);
+  const broken = checkTemplateExactness({ prefixBreaks: 10, continuedTurns: 40 });
+  assert.equal(broken.ok, false);
+  assert.equal(broken.data?.breakRate, 0.25);
+  assert.match(broken.detail, /10 of 40 .*\(25%, threshold 1%\).*a context the model never saw/);
+  assert.equal(broken.changes[0].kind, "fix-template");
 });

@@ -149,6 +149,41 @@ export function checkTokenExactness(options: {
   };
 }
 
+/**
+ * token-exactness for a policy that renders each turn with its own chat template in the episode
+ * loop (`hf:<folder>`): the policy counts the turns whose rendering no longer extended the ids its
+ * slot held (the template re-rendered an earlier turn, or re-encoded a sampled one) over the turns
+ * that continued an episode. Each such turn was prefilled again from the rendering, so the model
+ * conditioned on ids it did not sample; trained on, that is a context it never saw.
+ */
+export function checkTemplateExactness(options: {
+  prefixBreaks: number;
+  continuedTurns: number;
+  maxBreakRate?: number;
+}): DoctorCheck {
+  const { prefixBreaks: breaks, continuedTurns: continued } = options;
+  const maxBreakRate = options.maxBreakRate ?? DEFAULT_MAX_BREAK_RATE;
+  const breakRate = continued === 0 ? 0 : breaks / continued;
+  const ok = breakRate <= maxBreakRate;
+  const counted = `${breaks} of ${continued} continued turns re-rendered by the chat template did not extend the ids the model was fed and sampled before (${percent(breakRate)}, threshold ${percent(maxBreakRate)})`;
+  return {
+    id: "token-exactness",
+    ok,
+    detail: ok
+      ? `${counted}.`
+      : `${counted}: each was prefilled again from the rendering, so training on it trains a context the model never saw.`,
+    changes: ok
+      ? []
+      : [
+          {
+            kind: "fix-template",
+            text: "use a chat template that renders earlier turns as they were sampled (Qwen3's drops earlier <think> blocks: keep them, e.g. a template revision that preserves reasoning, or enable_thinking as sampled), or train on each turn's own prompt",
+          },
+        ],
+    data: { continuedTurns: continued, prefixBreaks: breaks, breakRate, maxBreakRate },
+  };
+}
+
 /** The check when the policy does not run behind the gateway. */
 export function skippedTokenExactness(reason: string): DoctorCheck {
   return {

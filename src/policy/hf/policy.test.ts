@@ -68,6 +68,19 @@ test("a tool call the format's parser cannot read is the policy's format failure
     assert.equal(step.toolCalls?.[0].name, MALFORMED_CALL);
     assert.equal(step.toolCalls?.[0].arguments, chars(reference.greedy.slice(0, 4)));
     assert.equal(parseChatAction(step, []).type, "format-error");
+    // The turn is kept as the text the model wrote, so the next rendering extends what it sampled.
+    assert.equal(step.text, chars(reference.greedy.slice(0, 4)));
+    const turn: Turn = {
+      index: 0,
+      text: step.text,
+      tokenIds: step.tokenIds,
+      logprobs: step.logprobs,
+      action: { type: "format-error", error: "unknown tool" } as Turn["action"],
+      rewards: {},
+      observation: { text: chars([9]), tokenIds: [] },
+    };
+    await policy.act([{ ...context(chars(reference.prompt), [turn]), maxTokens: 1 }]);
+    assert.deepEqual([policy.prefixBreaks, policy.continuedTurns], [0, 1]);
   } finally {
     await policy.close();
     model.dispose();

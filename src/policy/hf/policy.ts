@@ -49,7 +49,7 @@ export interface HfTextSide {
     reasoning?: string;
     toolCalls: { id: string; type: "function"; function: { name: string; arguments: string } }[];
     /** Raw text of each call that could not be parsed. */
-    malformed?: string[];
+    malformed: string[];
   };
 }
 
@@ -237,23 +237,25 @@ export class HfPolicy implements Policy {
         };
       const stopped = result.finishReason === "stop";
       const body = stopped ? result.ids.slice(0, -1) : result.ids;
-      const parsed = this.#text.parseToolCalls(
-        this.#text.tokenizer.decode(body, { skipSpecialTokens: false }),
-        this.#text.toolFormat,
-      );
+      const raw = this.#text.tokenizer.decode(body, { skipSpecialTokens: false });
+      const parsed = this.#text.parseToolCalls(raw, this.#text.toolFormat);
       const toolCalls: ChatToolCall[] = parsed.toolCalls.map((call) => ({
         id: call.id,
         name: call.function.name,
         arguments: call.function.arguments,
       }));
-      (parsed.malformed ?? []).forEach((raw, j) => {
-        toolCalls.push({ id: `call_malformed_${j}`, name: MALFORMED_CALL, arguments: raw });
+      parsed.malformed.forEach((call, j) => {
+        toolCalls.push({ id: `call_malformed_${j}`, name: MALFORMED_CALL, arguments: call });
       });
+      // A turn with a call the parser could not read is a format failure, kept as the text the
+      // model wrote: rendered back as parsed (a "malformed_tool_call" call) the template would
+      // write other ids than it sampled, and the next prompt would not extend them.
+      const text = parsed.malformed.length > 0 ? raw : parsed.content;
       const turns = this.#recorded.get(context.episodeId) ?? [];
-      turns[context.turns.length] = { text: parsed.content, toolCalls };
+      turns[context.turns.length] = { text, toolCalls: parsed.malformed.length > 0 ? [] : toolCalls };
       this.#recorded.set(context.episodeId, turns);
       return {
-        text: parsed.content,
+        text,
         tokenIds: result.ids,
         logprobs: result.logprobs,
         ...(toolCalls.length > 0 ? { toolCalls } : {}),

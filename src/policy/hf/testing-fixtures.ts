@@ -89,7 +89,8 @@ export function standInTextSide(options: { callTools?: boolean; malformed?: bool
                   function: { name: "echo", arguments: JSON.stringify({ text }) },
                 },
               ],
+              malformed: [],
             }
-          : { content: text, toolCalls: [] },
+          : { content: text, toolCalls: [], malformed: [] },
   };
 }
