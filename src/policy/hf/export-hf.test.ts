@@ -11,7 +11,9 @@ import { loadModelCheckpoint } from "../embedded/checkpoint.ts";
 import { gptLogits } from "../embedded/model.ts";
 import { scoreTokens } from "../embedded/score.ts";
 import { createWordTokenizer } from "../embedded/tokenizer.ts";
+import { HfEngineModel } from "./engine.ts";
 import { EXPORTED_FILES, exportHfCheckpoint } from "./export-hf.ts";
+import { maxAbsDiff } from "./testing-fixtures.ts";
 import { readTestdata } from "./testing-hf.ts";
 import { loadHfTokenizer } from "./tokenizer.ts";
 import { wordLevelTokenizerJson } from "./word-level-export.ts";
@@ -74,6 +76,20 @@ test("the lab model's logits equal transformers' GPT-2 logits within 1e-4, and t
       const reference = row[ids[t]!]! - logZ;
       assert.ok(Math.abs(logprobs[0]![t]! - reference) < 1e-4, `${engineName()} ${text} t=${t}`);
     }
+  }
+});
+
+test("the exported folder loads as hf: and the hf engine reproduces transformers' logits within 1e-4", () => {
+  const model = HfEngineModel.load(out);
+  try {
+    assert.equal(model.config.block, "gpt2");
+    for (const { text, ids, logits_f32_base64 } of fixture.cases) {
+      const expected = logitsOf(logits_f32_base64);
+      const diff = maxAbsDiff(model.logits(Int32Array.from(ids), 1), expected);
+      assert.ok(diff < 1e-4, `${text}: max |Δlogit| ${diff}`);
+    }
+  } finally {
+    model.dispose();
   }
 });
 

@@ -80,6 +80,10 @@ export function resolveLoraConfig(settings: LoraSettings, model: HfModelConfig):
     throw new LoraConfigError(`lora alpha must be a finite number > 0, got ${alpha}`);
   if (!(dropout >= 0 && dropout < 1))
     throw new LoraConfigError(`lora dropout must be in [0, 1), got ${dropout}`);
+  if (model.block === "gpt2")
+    throw new LoraConfigError(
+      `lora: ${model.modelType} (GPT-2: Conv1D c_attn, c_proj, c_fc) is not supported yet; supported: Qwen3, Llama, Qwen2`,
+    );
   const requested = settings.targets ?? LORA_DEFAULTS.targets;
   if (requested.length === 0)
     throw new LoraConfigError(`lora targets must name at least one of ${LORA_TARGETS.join(", ")}`);
