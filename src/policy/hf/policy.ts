@@ -23,7 +23,7 @@ import { DecodeSession } from "../embedded/decode-session.ts";
 import { validateSampling } from "../embedded/sampler.ts";
 import { buildChatMessages, chatTools, type RecordedTurn } from "../openai/messages.ts";
 import type { HfEngineModel } from "./engine.ts";
-import type { ToolCallFormat } from "./tool-calls.ts";
+import { type ParseToolCallsOptions, stopIsText, type ToolCallFormat } from "./tool-calls.ts";
 
 /** The text side of a checkpoint (tokenizer.ts, chat-template.ts, tool-calls.ts), as the policy uses it. */
 export interface HfTextSide {
@@ -44,6 +44,7 @@ export interface HfTextSide {
   parseToolCalls(
     text: string,
     format: ToolCallFormat,
+    options?: ParseToolCallsOptions,
   ): {
     content: string;
     reasoning?: string;
@@ -236,10 +237,11 @@ export class HfPolicy implements Policy {
           finishReason: "length" as const,
         };
       const stopped = result.finishReason === "stop";
-      const body = stopped ? result.ids.slice(0, -1) : result.ids;
+      const body = stopped && !stopIsText(this.#text.toolFormat) ? result.ids.slice(0, -1) : result.ids;
       const parsed = this.#text.parseToolCalls(
         this.#text.tokenizer.decode(body, { skipSpecialTokens: false }),
         this.#text.toolFormat,
+        { tools: context.tools },
       );
       const toolCalls: ChatToolCall[] = parsed.toolCalls.map((call) => ({
         id: call.id,
