@@ -124,6 +124,10 @@ def fixtures():
                 n_positions=128,
                 n_inner=None,
                 activation_function="gelu_new",
+                # No dropout (the lab trains without it): the LoRA fixtures compute gradients in train mode.
+                resid_pdrop=0.0,
+                embd_pdrop=0.0,
+                attn_pdrop=0.0,
                 bos_token_id=1,
                 eos_token_id=2,
                 pad_token_id=0,

@@ -162,6 +162,42 @@ function reshapeSource(tensor: HostTensor, from: HfParamSource, shape: number[])
   return { dtype: "float32", shape: [...shape], data: out };
 }
 
+/**
+ * The checkpoint's tensors (Hugging Face names and layouts) of parameters read by `selectHfParams`:
+ * the inverse of its rules (GPT-2's q, k and v fused back into c_attn, projections transposed back
+ * to Conv1D's [in, out]). Parameters without a rule are passed as they are.
+ */
+export function hfTensorsOfParams(
+  config: HfModelConfig,
+  params: Record<string, HostTensor>,
+): Record<string, HostTensor> {
+  const out: Record<string, HostTensor> = {};
+  for (const [path, name, shape, from] of hfParamNames(config)) {
+    const param = params[path];
+    if (!param) throw new HfConfigError(`hfTensorsOfParams: no parameter ${path}`);
+    if (!from) {
+      out[name] = param;
+      continue;
+    }
+    const size = from.fileShape.reduce((a, b) => a * b, 1);
+    out[name] ??= { dtype: "float32", shape: [...from.fileShape], data: new Float32Array(size) };
+    const target = out[name].data as Float32Array;
+    const data = param.data as Float32Array;
+    const [index, of] = from.part ?? [0, 1];
+    if (from.transpose) {
+      const [inWidth, outWidth] = from.fileShape;
+      const first = (index * outWidth) / of;
+      const rows = outWidth / of;
+      for (let r = 0; r < rows; r++)
+        for (let c = 0; c < inWidth; c++) target[c * outWidth + first + r] = data[r * inWidth + c];
+    } else {
+      const partSize = shape.reduce((a, b) => a * b, 1);
+      target.set(data, index * partSize);
+    }
+  }
+  return out;
+}
+
 /** Reads a checkpoint folder (config, generation config, weights). */
 export function loadHfCheckpoint(folder: string): HfCheckpoint {
   const configPath = join(folder, "config.json");
