@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { AGENTRL_TEXT_TEMPLATE, labSpacing, parseAgentrlText } from "./agentrl-text.ts";
 import { chatTemplateFrom } from "./chat-template.ts";
+import { MALFORMED_CALL } from "./policy.ts";
 import { parseToolCalls, stopIsText, toolCallFormatOfTemplate } from "./tool-calls.ts";
 
 const TOOLS = [
@@ -77,6 +78,8 @@ test("the template writes the lab's prompt text; the marker selects the format, 
     "<q> how old is zenda ? </q> <search> zenda </search> <obs> zenda : founded 1850 . </obs>" +
       " <calc> 1 </search> <obs> error : mismatched tag </obs> <answer> 174 </answer>",
   );
+  // The name the policy records an unreadable call under is the one the template renders raw.
+  assert.ok(AGENTRL_TEXT_TEMPLATE.includes(`call.name == "${MALFORMED_CALL}"`));
   // Through parseToolCalls, as the policy calls it.
   const parsed = parseToolCalls("<search> x </search>", "agentrl-text", { tools: TOOLS, callId: id });
   assert.equal(parsed.toolCalls[0]!.function.name, "search");
