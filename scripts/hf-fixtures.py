@@ -5,12 +5,13 @@ each, what transformers computes on them: the logits of a fixed batch and a 64-t
 continuation. The TypeScript tests read only these committed files, so CI needs no Python.
 
     /work/pyvenv/bin/python scripts/hf-fixtures.py            # rewrites src/policy/hf/fixtures/
+    /work/pyvenv/bin/python scripts/hf-fixtures.py gpt2       # rewrites only the named ones
 
 (any Python with torch 2.x and transformers 5.x works; the weights are seeded, so a rerun with the
 same versions writes the same files). Each folder holds config.json, generation_config.json, the
 weights (model.safetensors, or shards with model.safetensors.index.json) and reference.json:
 { "ids": [[..]], "logits": base64 float32 [B,T,V], "prompt": [..], "greedy": [64 ids],
-  "inv_freq": base64 float32 (the rotary inverse frequencies),
+  "inv_freq": base64 float32 (the rotary inverse frequencies; empty for GPT-2, which has none),
   "bf16_logits": base64 (bf16 checkpoints only: transformers computing in bfloat16) }.
 """
 
@@ -23,6 +24,8 @@ import sys
 import torch
 from transformers import (
     GenerationConfig,
+    GPT2Config,
+    GPT2LMHeadModel,
     LlamaConfig,
     LlamaForCausalLM,
     Qwen2Config,
@@ -110,6 +113,27 @@ def fixtures():
             small(Qwen2Config, rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=False),
             {},
         ),
+        # GPT-2: learned positions, LayerNorm with biases, fused Conv1D c_attn, gelu_new, tied.
+        "gpt2": (
+            GPT2LMHeadModel,
+            GPT2Config(
+                vocab_size=256,
+                n_embd=32,
+                n_layer=2,
+                n_head=4,
+                n_positions=128,
+                n_inner=None,
+                activation_function="gelu_new",
+                # No dropout (the lab trains without it): the LoRA fixtures compute gradients in train mode.
+                resid_pdrop=0.0,
+                embd_pdrop=0.0,
+                attn_pdrop=0.0,
+                bos_token_id=1,
+                eos_token_id=2,
+                pad_token_id=0,
+            ),
+            {},
+        ),
     }
 
 
@@ -119,11 +143,11 @@ def build(name, cls, config, options):
     # Random init leaves the norms at 1; perturb them so a wrong norm (or a missing q/k norm) shows.
     with torch.no_grad():
         for pname, param in model.named_parameters():
-            if "norm" in pname:
+            if "norm" in pname or ".ln_" in pname:
                 param.add_(torch.randn_like(param) * 0.2)
             elif pname.endswith(".bias"):
                 param.normal_(0, 0.1)
-            elif "embed_tokens" in pname or "lm_head" in pname:
+            elif "embed_tokens" in pname or "lm_head" in pname or ".wte." in pname or ".wpe." in pname:
                 param.normal_(0, 0.4)
             else:
                 param.normal_(0, 0.25)
@@ -154,7 +178,7 @@ def build(name, cls, config, options):
         "logits": b64(logits),
         "prompt": PROMPT,
         "greedy": greedy,
-        "inv_freq": b64(model.model.rotary_emb.inv_freq),
+        "inv_freq": b64(model.model.rotary_emb.inv_freq) if hasattr(model, "model") else "",
     }
     if dtype != torch.float32:
         with torch.no_grad():
@@ -166,8 +190,10 @@ def build(name, cls, config, options):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    only = sys.argv[1:]
     for name, (cls, config, options) in fixtures().items():
-        build(name, cls, config, options)
+        if not only or name in only:
+            build(name, cls, config, options)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Reference fixtures for LoRA on Hugging Face checkpoints (src/policy/hf/lora*.ts), made by PEFT.
 
-For the tiny Qwen3 (tied) and Llama 3 checkpoints of src/policy/hf/fixtures/ (scripts/hf-fixtures.py),
-read in float32, this wraps the model with PEFT's LoraConfig (r=4, alpha=8, the seven projections,
-dropout 0), sets every lora_B to small random values (PEFT starts B at 0, which would leave every
+For the tiny Qwen3 (tied), Llama 3 and GPT-2 checkpoints of src/policy/hf/fixtures/
+(scripts/hf-fixtures.py), read in float32, this wraps the model with PEFT's LoraConfig (r=4,
+alpha=8, every projection: the seven of Llama-style layers, GPT-2's c_attn, c_proj and c_fc, which
+PEFT runs with fan_in_fan_out; dropout 0), sets every lora_B to small random values (PEFT starts B at 0, which would leave every
 lora_A gradient exactly 0 and the parity test half blind), and records, on a fixed batch:
 
 - `sft`: the masked token mean of −log p (the loss of supervised fine-tuning on response tokens),
@@ -18,7 +19,8 @@ loads what it wrote with PeftModel.from_pretrained (the adapter) and AutoModelFo
 (the merged folder), and records their logits and the sha256 of every file they loaded
 (`written.json`): the test writes the files again and checks both.
 
-    /work/pyvenv/bin/python scripts/hf-lora-fixtures.py     # rewrites src/policy/hf/fixtures/lora/
+    /work/pyvenv/bin/python scripts/hf-lora-fixtures.py        # rewrites src/policy/hf/fixtures/lora/
+    /work/pyvenv/bin/python scripts/hf-lora-fixtures.py gpt2   # only the named ones
 
 (torch 2.x, transformers 5.x, peft 0.21; seeded: a rerun with the same versions writes the same
 numbers; PEFT writes target_modules in Python's set order, which may differ from run to run).
@@ -41,6 +43,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 BASES = os.path.join(ROOT, "src", "policy", "hf", "fixtures")
 OUT = os.path.join(BASES, "lora")
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+GPT2_TARGETS = ["c_attn", "c_proj", "c_fc"]
 IDS = [[5, 17, 200, 3, 99, 41, 7, 250, 12, 64, 1, 33], [9, 9, 140, 2, 77, 180, 31, 8, 255, 100, 4, 60]]
 # mask[b][t] = 1: token t (t >= 1) is trained on (a response token); column 0 has no prediction.
 MASK = [[0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1]]
@@ -86,13 +89,13 @@ def losses(model, ids, mask, advantages, old):
     return {"sft": sft, "ppo": ppo}
 
 
-def build(name, seed):
+def build(name, seed, targets=TARGETS):
     folder = os.path.join(OUT, name)
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     torch.manual_seed(seed)
     base = AutoModelForCausalLM.from_pretrained(os.path.join(BASES, name), dtype=torch.float32)
-    config = LoraConfig(r=4, lora_alpha=8, target_modules=TARGETS, lora_dropout=0.0, task_type="CAUSAL_LM")
+    config = LoraConfig(r=4, lora_alpha=8, target_modules=targets, lora_dropout=0.0, task_type="CAUSAL_LM")
     model = get_peft_model(base, config)
     with torch.no_grad():
         for pname, param in lora_tensors(model).items():
@@ -112,7 +115,7 @@ def build(name, seed):
         "base": name,
         "r": 4,
         "lora_alpha": 8,
-        "targets": TARGETS,
+        "targets": targets,
         "ids": IDS,
         "mask": MASK,
         "advantages": b64(advantages),
@@ -188,8 +191,10 @@ def build(name, seed):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    build("qwen3-tied", 1)
-    build("llama3-bf16", 2)
+    only = sys.argv[1:]
+    for name, seed, targets in [("qwen3-tied", 1, TARGETS), ("llama3-bf16", 2, TARGETS), ("gpt2", 3, GPT2_TARGETS)]:
+        if not only or name in only:
+            build(name, seed, targets)
 
 
 if __name__ == "__main__":

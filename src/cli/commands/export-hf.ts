@@ -1,6 +1,7 @@
 /**
  * `agentrl export hf`: a lab model directory as a Hugging Face checkpoint (GPT-2) that
- * transformers, vLLM and verl load.
+ * transformers, vLLM and verl load, and `--policy hf:<out>` runs as the lab's policy (its chat
+ * template writes the lab's text protocol).
  *
  *   agentrl export hf models/base-strong --out base-strong-hf
  *   python -c "from transformers import AutoModelForCausalLM as M; M.from_pretrained('base-strong-hf')"
@@ -18,7 +19,7 @@ export function registerExportHf(exportCommand: Command): void {
   exportCommand
     .command("hf")
     .description(
-      "write a lab model directory as a Hugging Face checkpoint (GPT-2: transformers, vLLM, verl load it)",
+      "write a lab model directory as a Hugging Face checkpoint (GPT-2: transformers, vLLM, verl and --policy hf: load it)",
     )
     .argument("<modelDir>", "lab model directory (models/base-strong, a run's model)")
     .option("--out <dir>", "folder to write (created; refused when it exists and is not empty)")

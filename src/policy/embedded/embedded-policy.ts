@@ -51,6 +51,21 @@ export interface EmbeddedModel {
   params: GptParams;
 }
 
+/**
+ * The tokens a text-protocol turn stops at: the protocol's stop tags, plus any other closing action
+ * tag the vocabulary holds (an orchestrator's `</searcher>`): a checkpoint's own tags end its turns.
+ */
+export function textStopTokens(tokens: readonly string[]): string[] {
+  const extraStops = tokens.filter(
+    (token) =>
+      /^<\/[\w.-]+>$/.test(token) &&
+      token !== QUESTION_CLOSE &&
+      token !== OBS_CLOSE &&
+      !STOP_TOKENS.includes(token),
+  );
+  return [...STOP_TOKENS, ...extraStops];
+}
+
 export class EmbeddedPolicy implements Policy {
   readonly id: string;
   readonly protocol = "text" as const;
@@ -89,16 +104,7 @@ export class EmbeddedPolicy implements Policy {
     });
     this.#episodeOf = Array.from({ length: this.capacity }, () => null);
     this.#lastUsed = Array.from({ length: this.capacity }, () => 0);
-    // The protocol's stop tags, plus any other closing action tag the vocabulary holds (an
-    // orchestrator's `</searcher>`): a checkpoint's own tags end its turns.
-    const extraStops = this.tokenizer.tokens.filter(
-      (token) =>
-        /^<\/[\w.-]+>$/.test(token) &&
-        token !== QUESTION_CLOSE &&
-        token !== OBS_CLOSE &&
-        !STOP_TOKENS.includes(token),
-    );
-    this.#stopIds = [...STOP_TOKENS, ...extraStops].map((token) => this.tokenizer.requireId(token));
+    this.#stopIds = textStopTokens(this.tokenizer.tokens).map((token) => this.tokenizer.requireId(token));
   }
 
   async act(contexts: readonly PolicyContext[], options?: { signal?: AbortSignal }): Promise<PolicyStep[]> {

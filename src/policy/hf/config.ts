@@ -1,12 +1,18 @@
 /**
  * A Hugging Face causal LM's `config.json`, read into the shape the engine runs, and refused by
  * name when it asks for something the engine does not compute. Supported: Qwen3ForCausalLM,
- * LlamaForCausalLM (Llama 3 with its rope scaling, SmolLM2) and Qwen2ForCausalLM (Qwen2.5).
+ * LlamaForCausalLM (Llama 3 with its rope scaling, SmolLM2), Qwen2ForCausalLM (Qwen2.5) and
+ * GPT2LMHeadModel (GPT-2, and what `agentrl export hf` writes; gpt2.ts reads its config).
  * Both ways transformers writes RoPE settings are read: `rope_theta` + `rope_scaling` (checkpoints
  * on the Hub) and `rope_parameters` (transformers 5's `save_pretrained`).
  */
 
-export const SUPPORTED_ARCHITECTURES = ["Qwen3ForCausalLM", "LlamaForCausalLM", "Qwen2ForCausalLM"] as const;
+export const SUPPORTED_ARCHITECTURES = [
+  "Qwen3ForCausalLM",
+  "LlamaForCausalLM",
+  "Qwen2ForCausalLM",
+  "GPT2LMHeadModel",
+] as const;
 export type HfArchitecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
 export const SUPPORTED_ROPE_TYPES = ["default", "linear", "llama3"] as const;
@@ -22,9 +28,22 @@ export type RopeScaling =
       originalMaxPositions: number;
     };
 
+/**
+ * The block's form. `llama`: RMSNorm, rotary positions, SwiGLU (Qwen2/3, Llama). `gpt2`:
+ * LayerNorm with biases, learned absolute positions, a GELU MLP (`up` then `down`, no gate).
+ */
+export type HfBlock = "llama" | "gpt2";
+
+/** Feed-forward activations: SiLU gating (llama blocks), GELU's tanh form (GPT-2's `gelu_new`). */
+export type HfActivation = "silu" | "gelu_new";
+
 export interface HfModelConfig {
   architecture: HfArchitecture;
   modelType: string;
+  block: HfBlock;
+  activation: HfActivation;
+  /** Scores divided by √headDim (always on llama blocks; GPT-2's `scale_attn_weights`). */
+  scaleAttention: boolean;
   vocabSize: number;
   hiddenSize: number;
   layers: number;
@@ -34,7 +53,9 @@ export interface HfModelConfig {
   intermediateSize: number;
   /** The checkpoint's trained context (`max_position_embeddings`). */
   maxPositions: number;
-  rmsNormEps: number;
+  /** ε of the norms (RMSNorm's `rms_norm_eps`, GPT-2 LayerNorm's `layer_norm_epsilon`). */
+  normEps: number;
+  /** Unused by gpt2 blocks (learned positions). */
   ropeTheta: number;
   rope: RopeScaling;
   tieEmbeddings: boolean;
@@ -130,6 +151,66 @@ function refuseSlidingWindow(raw: Json): void {
     );
 }
 
+/** GPT-2 settings that change what is computed and that the engine does not compute. */
+const GPT2_REFUSED = {
+  scale_attn_by_inverse_layer_idx: "attention scaled by 1/(layer index + 1)",
+  reorder_and_upcast_attn: "reordered, upcast attention",
+  add_cross_attention: "cross-attention",
+} as const;
+
+/** GPT-2 activation names, with the one each is (`gelu_pytorch_tanh` is `gelu_new` by another name). */
+const GPT2_ACTIVATIONS: Record<string, HfActivation> = {
+  gelu_new: "gelu_new",
+  gelu_pytorch_tanh: "gelu_new",
+};
+
+/**
+ * GPT2LMHeadModel's config.json: n_embd, n_layer, n_head, n_positions, n_inner (null: 4·n_embd),
+ * layer_norm_epsilon, activation_function, scale_attn_weights, tie_word_embeddings (default true,
+ * transformers' default).
+ */
+function parseGpt2Config(json: Json): HfModelConfig {
+  for (const [field, what] of Object.entries(GPT2_REFUSED))
+    if (json[field] === true)
+      throw new HfConfigError(`config.json: ${field} (${what}) is not supported; set it false or remove it`);
+  const name = String(json.activation_function ?? "gelu_new");
+  const activation = GPT2_ACTIVATIONS[name];
+  if (!activation)
+    throw new HfConfigError(
+      `config.json: activation_function "${name}" is not supported; supported: ${Object.keys(GPT2_ACTIVATIONS).join(", ")}`,
+    );
+  const hiddenSize = positiveInt(json, "n_embd");
+  const heads = positiveInt(json, "n_head");
+  if (hiddenSize % heads !== 0)
+    throw new HfConfigError(`config.json: n_embd (${hiddenSize}) must be a multiple of n_head (${heads})`);
+  const inner = json.n_inner ?? null;
+  return {
+    architecture: "GPT2LMHeadModel",
+    modelType: String(json.model_type ?? "gpt2"),
+    block: "gpt2",
+    activation,
+    scaleAttention: json.scale_attn_weights !== false,
+    vocabSize: positiveInt(json, "vocab_size"),
+    hiddenSize,
+    layers: positiveInt(json, "n_layer"),
+    heads,
+    kvHeads: heads,
+    headDim: hiddenSize / heads,
+    intermediateSize: inner === null ? 4 * hiddenSize : positiveInt(json, "n_inner"),
+    maxPositions: positiveInt(json, "n_positions", 1024),
+    normEps: positiveNumber(json, "layer_norm_epsilon", "config.json", 1e-5),
+    ropeTheta: 10000,
+    rope: { type: "default" },
+    tieEmbeddings: json.tie_word_embeddings !== false,
+    qkNorm: false,
+    qkvBias: true,
+    outputBias: true,
+    mlpBias: true,
+    bosTokenId: tokenIdList(json.bos_token_id, "config.json: bos_token_id")[0] ?? null,
+    eosTokenIds: tokenIdList(json.eos_token_id, "config.json: eos_token_id"),
+  };
+}
+
 /** Parses and validates a `config.json` object. */
 export function parseHfConfig(raw: unknown): HfModelConfig {
   if (!raw || typeof raw !== "object" || Array.isArray(raw))
@@ -142,6 +223,7 @@ export function parseHfConfig(raw: unknown): HfModelConfig {
       `config.json: architecture ${JSON.stringify(architecture ?? null)} is not supported; supported: ${SUPPORTED_ARCHITECTURES.join(", ")}`,
     );
   const arch = architecture as HfArchitecture;
+  if (arch === "GPT2LMHeadModel") return parseGpt2Config(json);
   const activation = json.hidden_act ?? "silu";
   if (activation !== "silu")
     throw new HfConfigError(`config.json: hidden_act "${activation}" is not supported; supported: silu`);
@@ -160,6 +242,9 @@ export function parseHfConfig(raw: unknown): HfModelConfig {
   return {
     architecture: arch,
     modelType: String(json.model_type ?? ""),
+    block: "llama",
+    activation: "silu",
+    scaleAttention: true,
     vocabSize: positiveInt(json, "vocab_size"),
     hiddenSize,
     layers: positiveInt(json, "num_hidden_layers"),
@@ -168,7 +253,7 @@ export function parseHfConfig(raw: unknown): HfModelConfig {
     headDim,
     intermediateSize: positiveInt(json, "intermediate_size"),
     maxPositions: positiveInt(json, "max_position_embeddings", 2048),
-    rmsNormEps: positiveNumber(json, "rms_norm_eps", "config.json", 1e-6),
+    normEps: positiveNumber(json, "rms_norm_eps", "config.json", 1e-6),
     ropeTheta: theta,
     rope,
     tieEmbeddings: json.tie_word_embeddings === true,
@@ -220,6 +305,17 @@ export function hfParamCount(c: HfModelConfig): number {
     (c.outputBias ? c.hiddenSize : 0) +
     (c.qkNorm ? 2 * c.headDim : 0);
   const mlp = 3 * c.hiddenSize * c.intermediateSize + (c.mlpBias ? 2 * c.intermediateSize + c.hiddenSize : 0);
+  if (c.block === "gpt2") {
+    // No gate; LayerNorms with biases; learned positions.
+    const gpt2Mlp = 2 * c.hiddenSize * c.intermediateSize + c.intermediateSize + c.hiddenSize;
+    const layer = attention + gpt2Mlp + 4 * c.hiddenSize;
+    return (
+      c.vocabSize * c.hiddenSize * (c.tieEmbeddings ? 1 : 2) +
+      c.maxPositions * c.hiddenSize +
+      c.layers * layer +
+      2 * c.hiddenSize
+    );
+  }
   const layer = attention + mlp + 2 * c.hiddenSize;
   return c.vocabSize * c.hiddenSize * (c.tieEmbeddings ? 1 : 2) + c.layers * layer + c.hiddenSize;
 }

@@ -18,7 +18,8 @@ for (const name of FIXTURE_NAMES) {
     const reference = readReference(name);
     const model = HfEngineModel.load(join(FIXTURES, name));
     try {
-      assert.ok(maxAbsDiff(ropeInverseFrequencies(model.config), reference.invFreq) === 0);
+      if (model.config.block === "gpt2") assert.equal(reference.invFreq.length, 0);
+      else assert.ok(maxAbsDiff(ropeInverseFrequencies(model.config), reference.invFreq) === 0);
       const rows = reference.ids.length;
       const logits = model.logits(Int32Array.from(reference.ids.flat()), rows);
       const diff = maxAbsDiff(logits, reference.logits);

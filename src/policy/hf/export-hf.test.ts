@@ -8,10 +8,14 @@ import { engineName } from "../../engine/backend.ts";
 import { np } from "../../engine/jax.ts";
 import { refTree } from "../../engine/tree.ts";
 import { loadModelCheckpoint } from "../embedded/checkpoint.ts";
+import { textStopTokens } from "../embedded/embedded-policy.ts";
 import { gptLogits } from "../embedded/model.ts";
 import { scoreTokens } from "../embedded/score.ts";
 import { createWordTokenizer } from "../embedded/tokenizer.ts";
+import { type HfChatMessage, loadChatTemplate } from "./chat-template.ts";
+import { HfEngineModel } from "./engine.ts";
 import { EXPORTED_FILES, exportHfCheckpoint } from "./export-hf.ts";
+import { maxAbsDiff } from "./testing-fixtures.ts";
 import { readTestdata } from "./testing-hf.ts";
 import { loadHfTokenizer } from "./tokenizer.ts";
 import { wordLevelTokenizerJson } from "./word-level-export.ts";
@@ -20,6 +24,8 @@ interface ExportFixture {
   architecture: string;
   files_sha256: Record<string, string>;
   cases: { text: string; ids: number[]; logits_f32_base64: string; shape: [number, number] }[];
+  /** transformers' apply_chat_template of a conversation with the exported template. */
+  chat: { messages: HfChatMessage[]; text: string; ids: number[] };
 }
 
 const MODEL = new URL("../../../models/base-strong", import.meta.url).pathname;
@@ -51,7 +57,13 @@ test("transformers' tokenizer and ours read the exported tokenizer.json with the
     assert.deepEqual(lab.encode(text), ids, text);
     assert.deepEqual(hf.encode(text), ids, text);
   }
-  assert.deepEqual(hf.eosTokenIds, [lab.eosId]);
+  // <eos>, then the closing tags that end the lab policy's turns (generation_config.json).
+  const stops = textStopTokens(lab.tokens).map((token) => lab.requireId(token));
+  assert.deepEqual(hf.eosTokenIds, [lab.eosId, ...stops]);
+  assert.deepEqual(
+    stops.map((id) => lab.tokenOf(id)),
+    ["</search>", "</calc>", "</answer>"],
+  );
 });
 
 test("the lab model's logits equal transformers' GPT-2 logits within 1e-4, and the engine's log-probs too", async () => {
@@ -75,6 +87,40 @@ test("the lab model's logits equal transformers' GPT-2 logits within 1e-4, and t
       assert.ok(Math.abs(logprobs[0]![t]! - reference) < 1e-4, `${engineName()} ${text} t=${t}`);
     }
   }
+});
+
+test("the exported folder loads as hf: and the hf engine reproduces transformers' logits within 1e-4", () => {
+  const model = HfEngineModel.load(out);
+  try {
+    assert.equal(model.config.block, "gpt2");
+    for (const { text, ids, logits_f32_base64 } of fixture.cases) {
+      const expected = logitsOf(logits_f32_base64);
+      const diff = maxAbsDiff(model.logits(Int32Array.from(ids), 1), expected);
+      assert.ok(diff < 1e-4, `${text}: max |Δlogit| ${diff}`);
+    }
+  } finally {
+    model.dispose();
+  }
+});
+
+test("the exported chat template renders as transformers renders it: the lab's protocol text, the same ids", async () => {
+  const template = await loadChatTemplate(out);
+  // The reference holds arguments as objects (transformers' convention); the OpenAI wire sends text.
+  const messages = fixture.chat.messages.map((m) => ({
+    ...m,
+    ...(m.tool_calls
+      ? {
+          tool_calls: m.tool_calls.map((c) => ({
+            ...c,
+            function: { ...c.function, arguments: JSON.stringify(c.function.arguments) },
+          })),
+        }
+      : {}),
+  }));
+  const text = template.render(messages, { addGenerationPrompt: true });
+  assert.equal(text, fixture.chat.text);
+  assert.match(text, /^<q> what is the population of notinia \? <\/q> <search> notinia <\/search> <obs> /);
+  assert.deepEqual((await loadHfTokenizer(out)).encode(text, { addSpecialTokens: false }), fixture.chat.ids);
 });
 
 test("a vocabulary word mixing digits with letters is refused: WordLevel + Digits would split it", () => {

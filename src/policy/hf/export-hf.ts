@@ -1,7 +1,9 @@
 /**
  * `agentrl export hf`: a lab checkpoint (models/base-strong, a trained run's model) written as a
  * Hugging Face checkpoint folder that transformers loads with `from_pretrained` (GPT-2, see
- * gpt2-export.ts), with equal logits (export-hf.test.ts, against transformers' own).
+ * gpt2-export.ts), with equal logits (export-hf.test.ts, against transformers' own), and a chat
+ * template writing the lab's tagged text protocol (agentrl-text.ts), so that `--policy hf:<out>`
+ * feeds the model the ids the lab's embedded policy feeds it.
  */
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -9,6 +11,7 @@ import { encodeSafetensors } from "../../engine/safetensors.ts";
 import { treeToHost } from "../../engine/tree.ts";
 import { loadModelCheckpoint } from "../embedded/checkpoint.ts";
 import { withoutValueHead } from "../embedded/model.ts";
+import { AGENTRL_TEXT_TEMPLATE } from "./agentrl-text.ts";
 import { gpt2Config, gpt2GenerationConfig, gpt2Tensors } from "./gpt2-export.ts";
 import { wordLevelTokenizerConfig, wordLevelTokenizerJson } from "./word-level-export.ts";
 
@@ -19,6 +22,7 @@ export const EXPORTED_FILES = [
   "model.safetensors",
   "tokenizer.json",
   "tokenizer_config.json",
+  "chat_template.jinja",
 ] as const;
 
 export interface HfExportSummary {
@@ -44,6 +48,7 @@ export async function exportHfCheckpoint(modelDir: string, outDir: string): Prom
     "model.safetensors": encodeSafetensors(tensors, { format: "pt" }),
     "tokenizer.json": json(wordLevelTokenizerJson(tokenizer)),
     "tokenizer_config.json": json(wordLevelTokenizerConfig(tokenizer, config.maxLen)),
+    "chat_template.jinja": AGENTRL_TEXT_TEMPLATE,
   };
   await mkdir(outDir, { recursive: true });
   for (const file of EXPORTED_FILES) await writeFile(join(outDir, file), contents[file]);

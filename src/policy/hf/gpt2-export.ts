@@ -11,6 +11,7 @@
 import type { HostTensor } from "../../engine/tree.ts";
 import type { GptConfig } from "../embedded/config.ts";
 import { gptParamShapes } from "../embedded/config.ts";
+import { textStopTokens } from "../embedded/embedded-policy.ts";
 import type { WordTokenizer } from "../embedded/tokenizer.ts";
 
 /** The lab tensor name of each GPT-2 tensor name (lm_head is tied, so not written). */
@@ -86,6 +87,16 @@ export function gpt2Config(config: GptConfig, tokenizer: WordTokenizer): Record<
   };
 }
 
+/**
+ * generation_config.json. The lab's turns end at its closing action tags (`</search>`, `</calc>`,
+ * `</answer>`, …: embedded-policy.ts's `textStopTokens`), so they are end-of-sequence ids beside
+ * `<eos>`: `generate` and `--policy hf:` stop a turn where the lab's policy does.
+ */
 export function gpt2GenerationConfig(tokenizer: WordTokenizer): Record<string, unknown> {
-  return { bos_token_id: tokenizer.bosId, eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId };
+  const stops = textStopTokens(tokenizer.tokens).map((token) => tokenizer.requireId(token));
+  return {
+    bos_token_id: tokenizer.bosId,
+    eos_token_id: [tokenizer.eosId, ...stops],
+    pad_token_id: tokenizer.padId,
+  };
 }

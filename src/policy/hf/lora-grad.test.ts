@@ -1,7 +1,7 @@
 /**
- * Gradient parity with PyTorch + PEFT (scripts/hf-lora-fixtures.py): on the tiny Qwen3 (tied) and
- * Llama 3 checkpoints with r = 4, alpha = 8 adapters on all seven projections (B random, not PEFT's
- * zero), the lab's token losses through the adapted forward (hfLoraTokenLoss with crossEntropy and
+ * Gradient parity with PyTorch + PEFT (scripts/hf-lora-fixtures.py): on the tiny Qwen3 (tied),
+ * Llama 3 and GPT-2 checkpoints with r = 4, alpha = 8 adapters on every projection (the seven;
+ * GPT-2's c_attn, c_proj, c_fc) (B random, not PEFT's zero), the lab's token losses through the adapted forward (hfLoraTokenLoss with crossEntropy and
  * ppoLoss) give PEFT's loss and every lora_A / lora_B gradient within 1e-4 in float32.
  */
 import assert from "node:assert/strict";

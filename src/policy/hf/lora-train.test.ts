@@ -51,31 +51,32 @@ function watchFallbacks(): { stop(): Promise<string[]> } {
   };
 }
 
-test("the compiled gradient program (ONNX Runtime) gives PEFT's LoRA gradients within 1e-4", async () => {
-  const reference = readLoraReference("llama3-bf16");
-  const trainer = createTrainer<LoraParams, HfLoraBatch>({
-    loss: hfLoraTokenLoss(reference.base.config, reference.config, crossEntropy),
-  });
-  const params = treeFromHost<LoraParams>(reference.adapter);
-  const watch = watchFallbacks();
-  try {
-    const { loss, grads } = await trainer.gradients(params, [
-      sftBatch(reference, treeFromHost(reference.base.tensors)),
-    ]);
-    assert.ok(
-      Math.abs(loss - reference.losses.sft.value) <= 1e-4,
-      `loss ${loss}, PEFT ${reference.losses.sft.value}`,
-    );
-    for (const [path, leaf] of flattenTree(grads)) {
-      const error = maxAbsDiff(leaf.dataSync() as Float32Array, reference.losses.sft.grads[path]);
-      assert.ok(error <= 1e-4, `${path}: max |Δgrad| ${error}`);
+for (const name of ["llama3-bf16", "gpt2"] as const)
+  test(`${name}: the compiled gradient program (ONNX Runtime) gives PEFT's LoRA gradients within 1e-4`, async () => {
+    const reference = readLoraReference(name);
+    const trainer = createTrainer<LoraParams, HfLoraBatch>({
+      loss: hfLoraTokenLoss(reference.base.config, reference.config, crossEntropy),
+    });
+    const params = treeFromHost<LoraParams>(reference.adapter);
+    const watch = watchFallbacks();
+    try {
+      const { loss, grads } = await trainer.gradients(params, [
+        sftBatch(reference, treeFromHost(reference.base.tensors)),
+      ]);
+      assert.ok(
+        Math.abs(loss - reference.losses.sft.value) <= 1e-4,
+        `loss ${loss}, PEFT ${reference.losses.sft.value}`,
+      );
+      for (const [path, leaf] of flattenTree(grads)) {
+        const error = maxAbsDiff(leaf.dataSync() as Float32Array, reference.losses.sft.grads[path]);
+        assert.ok(error <= 1e-4, `${path}: max |Δgrad| ${error}`);
+      }
+      assert.deepEqual(await watch.stop(), [], "the gradient program ran on ONNX Runtime");
+    } finally {
+      trainer.dispose();
+      disposeTree(params as never);
     }
-    assert.deepEqual(await watch.stop(), [], "the gradient program ran on ONNX Runtime");
-  } finally {
-    trainer.dispose();
-    disposeTree(params as never);
-  }
-});
+  });
 
 test("compiled AdamW steps on a fresh adapter lower the masked loss; the base is unchanged", async () => {
   const reference = readLoraReference("qwen3-tied");

@@ -1,8 +1,10 @@
 /** LoRA's settings, scale, init, dropout and merge (lora.ts), on worked examples and the Qwen3 fixture. */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { np, random } from "../../engine/jax.ts";
+import { decodeSafetensors } from "../../engine/safetensors.ts";
 import { type HostTensor, refTree, treeFromHost } from "../../engine/tree.ts";
 import {
   dropout,
@@ -16,7 +18,7 @@ import {
 } from "./lora.ts";
 import { type HfParams, hfLogits } from "./model.ts";
 import { FIXTURES, maxAbsDiff } from "./testing-fixtures.ts";
-import { loadHfCheckpoint } from "./weights.ts";
+import { hfTensorsOfParams, loadHfCheckpoint } from "./weights.ts";
 
 const checkpoint = loadHfCheckpoint(join(FIXTURES, "qwen3-tied"));
 const model = checkpoint.config;
@@ -37,6 +39,42 @@ test("invalid settings are refused naming the field and the valid values", () =>
     /"c_attn" is not a projection of qwen3's layers; valid: q_proj, k_proj/,
   );
   refused({ targets: ["lm_head"] }, /"lm_head" is not a projection/);
+  // GPT-2 takes its own module names (PEFT's), and PEFT's default for it.
+  const gpt2 = loadHfCheckpoint(join(FIXTURES, "gpt2")).config;
+  assert.throws(
+    () => resolveLoraConfig({ targets: ["q_proj"] }, gpt2),
+    /"q_proj" is not a projection of gpt2's layers; valid: c_attn, c_proj, c_fc/,
+  );
+  assert.deepEqual(resolveLoraConfig({}, gpt2).targets, ["c_attn"]);
+  assert.deepEqual(resolveLoraConfig({ targets: ["c_fc", "c_attn"] }, gpt2).targets, ["c_attn", "c_fc"]);
+});
+
+test("GPT-2: c_attn is one fused adapter (B [3D, r]) and c_proj adapts both attn.c_proj and mlp.c_proj", () => {
+  const gpt2 = loadHfCheckpoint(join(FIXTURES, "gpt2")).config;
+  const config = resolveLoraConfig({ rank: 2, alpha: 4, targets: ["c_attn", "c_proj"] }, gpt2);
+  const layer0 = loraParamShapes(config, gpt2).filter((e) => e.layer === 0);
+  assert.deepEqual(
+    layer0.map((e) => [e.path, e.module, e.shape]),
+    [
+      ["layers.0.qkv.a", "attn.c_attn", [2, 32]],
+      ["layers.0.qkv.b", "attn.c_attn", [96, 2]],
+      ["layers.0.o.a", "attn.c_proj", [2, 32]],
+      ["layers.0.o.b", "attn.c_proj", [32, 2]],
+      ["layers.0.down.a", "mlp.c_proj", [2, 128]],
+      ["layers.0.down.b", "mlp.c_proj", [32, 2]],
+    ],
+  );
+});
+
+test("GPT-2's checkpoint tensors are rebuilt from the engine's parameters (c_attn fused, Conv1D [in, out])", () => {
+  const checkpoint = loadHfCheckpoint(join(FIXTURES, "gpt2"));
+  const file = decodeSafetensors(readFileSync(join(FIXTURES, "gpt2", "model.safetensors")), "gpt2").tensors;
+  const rebuilt = hfTensorsOfParams(checkpoint.config, checkpoint.tensors);
+  assert.deepEqual(Object.keys(rebuilt).sort(), Object.keys(file).sort());
+  for (const [name, tensor] of Object.entries(file)) {
+    assert.deepEqual(rebuilt[name].shape, tensor.shape, name);
+    assert.equal(maxAbsDiff(rebuilt[name].data as Float32Array, tensor.data as Float32Array), 0, name);
+  }
 });
 
 test("defaults are PEFT's, targets come back in layer order, and the scale is alpha/r (rsLoRA alpha/√r)", () => {

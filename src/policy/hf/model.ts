@@ -1,8 +1,10 @@
 /**
- * The Hugging Face decoder-only architectures (Qwen3, Llama 3, SmolLM2, Qwen2.5) as pure jax-js
- * functions, for the ONNX engine to trace: pre-RMSNorm blocks, grouped-query attention with
- * rotary positions (rotate-half form), optional q/k RMSNorm (Qwen3) and q/k/v biases (Qwen2), a
- * SwiGLU feed-forward, and a head tied to the embedding or not. Weights keep Hugging Face's
+ * The Hugging Face decoder-only architectures (Qwen3, Llama 3, SmolLM2, Qwen2.5, GPT-2) as pure
+ * jax-js functions, for the ONNX engine to trace. Llama-style blocks: pre-RMSNorm, grouped-query
+ * attention with rotary positions (rotate-half form), optional q/k RMSNorm (Qwen3) and q/k/v biases
+ * (Qwen2), a SwiGLU feed-forward. GPT-2 blocks (`config.block`): pre-LayerNorm with biases,
+ * learned absolute positions added to the embedding, multi-head attention without rotation, a GELU
+ * MLP (`up`, `down`, with biases). Either way a head tied to the embedding or not. Weights keep Hugging Face's
  * layout ([out, in]: y = x·Wᵀ). Every function follows jax-js ownership (each array argument is
  * consumed once) and is differentiable unless it says otherwise.
  *
@@ -10,11 +12,15 @@
  * S=key positions, V=vocabulary.
  */
 import { type JaxArray, nn, np } from "../../engine/jax.ts";
+import { gelu } from "../embedded/model.ts";
 import type { HfModelConfig } from "./config.ts";
 import { ropeInverseFrequencies } from "./rope.ts";
 
 export type HfLayerParams = {
   inputNorm: JaxArray;
+  /** GPT-2's LayerNorm biases. */
+  inputNormBias?: JaxArray;
+  postNormBias?: JaxArray;
   q: JaxArray;
   k: JaxArray;
   v: JaxArray;
@@ -26,7 +32,8 @@ export type HfLayerParams = {
   qNorm?: JaxArray;
   kNorm?: JaxArray;
   postNorm: JaxArray;
-  gate: JaxArray;
+  /** Absent on GPT-2 (an ungated MLP). */
+  gate?: JaxArray;
   up: JaxArray;
   down: JaxArray;
   gateBias?: JaxArray;
@@ -38,8 +45,11 @@ export type HfParams = {
   /** [V, D] */
   embed: JaxArray;
   layers: HfLayerParams[];
-  /** [D] final RMSNorm */
+  /** [D] final norm (RMSNorm, or GPT-2's LayerNorm with `normBias`) */
   norm: JaxArray;
+  normBias?: JaxArray;
+  /** [P, D] GPT-2's learned position embeddings. */
+  positions?: JaxArray;
   /** [V, D] output head; absent when tied to `embed`. */
   lmHead?: JaxArray;
 };
@@ -59,7 +69,7 @@ export type HfLayerAdapter = Partial<Record<HfProjection, (x: JaxArray) => JaxAr
 /** Projection `name` of layer `p` on x, plus the adapter's term for it if any. Consumes x and the weights. */
 function project(x: JaxArray, p: HfLayerParams, name: HfProjection, adapter?: HfLayerAdapter): JaxArray {
   const term = adapter?.[name];
-  const y = linear(term ? x.ref : x, p[name], p[`${name}Bias`]);
+  const y = linear(term ? x.ref : x, p[name]!, p[`${name}Bias`]);
   return term ? y.add(term(x)) : y;
 }
 
@@ -67,6 +77,22 @@ function project(x: JaxArray, p: HfLayerParams, name: HfProjection, adapter?: Hf
 export function rmsNorm(x: JaxArray, w: JaxArray, eps: number): JaxArray {
   const meanSquare = np.square(x.ref).mean(-1, { keepdims: true });
   return x.mul(np.reciprocal(np.sqrt(meanSquare.add(eps)))).mul(w);
+}
+
+/** LayerNorm over the last axis (two-pass variance, as PyTorch): (x − μ) / √(σ² + ε) · w + b. */
+export function layerNorm(x: JaxArray, w: JaxArray, b: JaxArray, eps: number): JaxArray {
+  const mean = x.ref.mean(-1, { keepdims: true });
+  const centered = x.sub(mean);
+  const variance = np.square(centered.ref).mean(-1, { keepdims: true });
+  return centered
+    .div(np.sqrt(variance.add(eps)))
+    .mul(w)
+    .add(b);
+}
+
+/** The block's norm: LayerNorm when it has a bias (GPT-2), else RMSNorm. Consumes x, w and b. */
+export function blockNorm(x: JaxArray, w: JaxArray, b: JaxArray | undefined, eps: number): JaxArray {
+  return b ? layerNorm(x, w, b, eps) : rmsNorm(x, w, eps);
 }
 
 /** x [.., In] · w[Out, In]ᵀ (+ b [Out]). */
@@ -104,19 +130,19 @@ export function applyRope(x: JaxArray, cos: JaxArray, sin: JaxArray): JaxArray {
 }
 
 /**
- * Queries [B,Hkv,G,T,K] (scaled by 1/√K), keys and values [B,Hkv,T,K] of one layer at `positions`
- * (cos/sin from `ropeAngles`). Consumes x, the cos/sin pair and the layer's attention weights.
+ * Queries [B,Hkv,G,T,K] (scaled by 1/√K unless the config says not), keys and values [B,Hkv,T,K]
+ * of one layer, rotated by the cos/sin pair from `ropeAngles` (null: GPT-2, no rotation). Consumes
+ * x, the cos/sin pair and the layer's attention weights.
  */
 export function projectAttention(
   x: JaxArray,
   p: HfLayerParams,
-  cos: JaxArray,
-  sin: JaxArray,
+  rope: [cos: JaxArray, sin: JaxArray] | null,
   config: HfModelConfig,
   adapter?: HfLayerAdapter,
 ): [JaxArray, JaxArray, JaxArray] {
   const [B, T] = x.shape;
-  const { heads: H, kvHeads: Hkv, headDim: K, rmsNormEps: eps } = config;
+  const { heads: H, kvHeads: Hkv, headDim: K, normEps: eps } = config;
   let q = project(x.ref, p, "q", adapter).reshape([B, T, H, K]);
   let k = project(x.ref, p, "k", adapter).reshape([B, T, Hkv, K]);
   const v = project(x, p, "v", adapter).reshape([B, T, Hkv, K]);
@@ -124,8 +150,12 @@ export function projectAttention(
     q = rmsNorm(q, p.qNorm, eps);
     k = rmsNorm(k, p.kNorm, eps);
   }
-  q = applyRope(q, cos.ref, sin.ref).mul(1 / Math.sqrt(K));
-  k = applyRope(k, cos, sin);
+  if (rope) {
+    const [cos, sin] = rope;
+    q = applyRope(q, cos.ref, sin.ref);
+    k = applyRope(k, cos, sin);
+  }
+  if (config.scaleAttention) q = q.mul(1 / Math.sqrt(K));
   const G = H / Hkv;
   const qg = q.reshape([B, T, Hkv, G, K]).transpose([0, 2, 3, 1, 4]); // [B,Hkv,G,T,K]
   return [qg, k.transpose([0, 2, 1, 3]), v.transpose([0, 2, 1, 3])];
@@ -141,6 +171,56 @@ export function mergeHeads(out: JaxArray): JaxArray {
 export function swiglu(x: JaxArray, p: HfLayerParams, adapter?: HfLayerAdapter): JaxArray {
   const hidden = silu(project(x.ref, p, "gate", adapter)).mul(project(x, p, "up", adapter));
   return project(hidden, p, "down", adapter);
+}
+
+/** The block's feed-forward: SwiGLU, or GPT-2's down(gelu(up(x))). */
+export function feedForward(
+  x: JaxArray,
+  p: HfLayerParams,
+  config: HfModelConfig,
+  adapter?: HfLayerAdapter,
+): JaxArray {
+  if (config.activation === "silu") return swiglu(x, p, adapter);
+  return project(gelu(project(x, p, "up", adapter)), p, "down", adapter);
+}
+
+/**
+ * Token embeddings [B,T,D] of `ids` [B,T] at `positions` [B|1,T] (int32), plus the learned
+ * position embeddings when the model has them (GPT-2). `gather`: `take` (inference only), else a
+ * one-hot product (differentiable). Consumes the embedding tables, ids and positions.
+ */
+function embed(
+  params: HfParams,
+  ids: JaxArray,
+  positions: JaxArray,
+  config: HfModelConfig,
+  gather: boolean,
+): JaxArray {
+  const lookup = (table: JaxArray, index: JaxArray, size: number) => {
+    if (gather) return np.take(table, index, 0);
+    const oneHot = np.equal(
+      index.reshape([...index.shape, 1]),
+      np.arange(size, undefined, undefined, { dtype: np.int32 }),
+    );
+    return np.matmul(oneHot.astype(np.float32), table);
+  };
+  const x = lookup(params.embed, ids, config.vocabSize);
+  if (!params.positions) {
+    positions.dispose();
+    return x;
+  }
+  // A chunk's padding rows may sit past the table's end: clamp them (their outputs are unused).
+  const P = config.maxPositions;
+  return x.add(lookup(params.positions, np.clip(positions, 0, P - 1), P));
+}
+
+/** Cos/sin of the rotary angles at `positions` (consumed), or null for a model without RoPE. */
+function ropeFor(positions: JaxArray, config: HfModelConfig): [JaxArray, JaxArray] | null {
+  if (config.block === "gpt2") {
+    positions.dispose();
+    return null;
+  }
+  return ropeAngles(positions, config);
 }
 
 /** Additive causal mask [T, T]: 0 on and below the diagonal, −1e9 above. */
@@ -167,31 +247,18 @@ export function hfHidden(
   config: HfModelConfig,
   options: HfForwardOptions = {},
 ): JaxArray {
-  const [B, T] = ids.shape;
-  const eps = config.rmsNormEps;
-  let x = options.gather
-    ? np.take(params.embed, ids, 0)
-    : np.matmul(
-        np
-          .equal(
-            ids.reshape([B, T, 1]),
-            np.arange(config.vocabSize, undefined, undefined, { dtype: np.int32 }),
-          )
-          .astype(np.float32),
-        params.embed,
-      );
-  const [cos, sin] = ropeAngles(
-    np.arange(T, undefined, undefined, { dtype: np.int32 }).reshape([1, T]),
-    config,
-  );
+  const T = ids.shape[1];
+  const eps = config.normEps;
+  const positions = np.arange(T, undefined, undefined, { dtype: np.int32 }).reshape([1, T]);
+  let x = embed(params, ids, positions.ref, config, options.gather ?? false);
+  const rope = ropeFor(positions, config);
   const mask = causalMask(T);
   params.layers.forEach((p, layer) => {
     const adapter = options.adapters?.[layer];
     const [q, k, v] = projectAttention(
-      rmsNorm(x.ref, p.inputNorm, eps),
+      blockNorm(x.ref, p.inputNorm, p.inputNormBias, eps),
       p,
-      cos.ref,
-      sin.ref,
+      rope && [rope[0].ref, rope[1].ref],
       config,
       adapter,
     );
@@ -199,12 +266,11 @@ export function hfHidden(
     const probs = softmaxLast(scores);
     const attended = mergeHeads(np.matmul(probs, np.expandDims(v, 2))); // [B,T,H·K]
     x = x.add(project(attended, p, "o", adapter));
-    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p, adapter));
+    x = x.add(feedForward(blockNorm(x.ref, p.postNorm, p.postNormBias, eps), p, config, adapter));
   });
-  cos.dispose();
-  sin.dispose();
+  for (const leaf of rope ?? []) leaf.dispose();
   mask.dispose();
-  return rmsNorm(x, params.norm, eps);
+  return blockNorm(x, params.norm, params.normBias, eps);
 }
 
 /** Softmax over the last axis (max-shifted). */
@@ -274,7 +340,7 @@ export function hfForwardChunk(
   adapters?: HfForwardOptions["adapters"],
 ): JaxArray[] {
   const [B, C] = ids.shape;
-  const eps = config.rmsNormEps;
+  const eps = config.normEps;
   if (rowIndex) {
     keys = keys.map((cache) => np.take(cache, rowIndex.ref, 0));
     values = values.map((cache) => np.take(cache, rowIndex.ref, 0));
@@ -295,17 +361,16 @@ export function hfForwardChunk(
     .reshape([B, 1, 1, C, C]);
   const head = headWeight(params);
   params.lmHead?.dispose();
-  const [cos, sin] = ropeAngles(positions, config); // [B,C,1,K/2]
-  let x = np.take(params.embed, ids, 0); // [B,C,D]
+  let x = embed(params, ids, positions.ref, config, true); // [B,C,D]
+  const rope = ropeFor(positions, config); // [B,C,1,K/2] each
   const newKeys: JaxArray[] = [];
   const newValues: JaxArray[] = [];
   params.layers.forEach((p, layer) => {
     const adapter = adapters?.[layer];
     const [q, k, v] = projectAttention(
-      rmsNorm(x.ref, p.inputNorm, eps),
+      blockNorm(x.ref, p.inputNorm, p.inputNormBias, eps),
       p,
-      cos.ref,
-      sin.ref,
+      rope && [rope[0].ref, rope[1].ref],
       config,
       adapter,
     );
@@ -327,15 +392,14 @@ export function hfForwardChunk(
       .add(np.matmul(expChunk, np.expandDims(v, 2)))
       .div(total); // [B,Hkv,G,C,K]
     x = x.add(project(mergeHeads(attended), p, "o", adapter));
-    x = x.add(swiglu(rmsNorm(x.ref, p.postNorm, eps), p, adapter));
+    x = x.add(feedForward(blockNorm(x.ref, p.postNorm, p.postNormBias, eps), p, config, adapter));
   });
-  cos.dispose();
-  sin.dispose();
+  for (const leaf of rope ?? []) leaf.dispose();
   maskCache.dispose();
   maskChunk.dispose();
   if (!withLogits) {
-    for (const leaf of [x, head, params.norm]) leaf.dispose();
+    for (const leaf of [x, head, params.norm, ...(params.normBias ? [params.normBias] : [])]) leaf.dispose();
     return [...newKeys, ...newValues];
   }
-  return [...newKeys, ...newValues, hfHeadLogits(rmsNorm(x, params.norm, eps), head)];
+  return [...newKeys, ...newValues, hfHeadLogits(blockNorm(x, params.norm, params.normBias, eps), head)];
 }

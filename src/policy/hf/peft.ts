@@ -5,7 +5,8 @@
  *   `adapter_config.json` (PEFT's LoraConfig fields, sorted, two-space indent, as PEFT writes it)
  *   and `adapter_model.safetensors` with PEFT's key names, the adapter name dropped:
  *   `base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight` ([r, in]) and `…lora_B.weight`
- *   ([out, r]);
+ *   ([out, r]); GPT-2's `base_model.model.transformer.h.N.attn.c_attn.lora_A.weight`, with
+ *   `fan_in_fan_out: true` (its Conv1D base weights are [in, out]; A and B are laid out as above);
  * - a merged checkpoint folder (`AutoModelForCausalLM.from_pretrained`): the base with W + s·B·A,
  *   in float32 (config.json's dtype says so), beside the base's config, generation config and
  *   tokenizer files.
@@ -20,15 +21,14 @@ import { decodeSafetensors, encodeSafetensors } from "../../engine/safetensors.t
 import type { HostTensor } from "../../engine/tree.ts";
 import type { HfModelConfig } from "./config.ts";
 import {
-  LORA_TARGET_PARENT,
-  LORA_TARGETS,
   type LoraConfig,
   LoraConfigError,
   loraParamShapes,
+  loraTargetsOf,
   mergeLora,
   resolveLoraConfig,
 } from "./lora.ts";
-import { type HfCheckpoint, hfParamNames } from "./weights.ts";
+import { type HfCheckpoint, hfTensorsOfParams } from "./weights.ts";
 
 export const ADAPTER_CONFIG = "adapter_config.json";
 export const ADAPTER_WEIGHTS = "adapter_model.safetensors";
@@ -44,19 +44,19 @@ export const MERGED_COPIED_FILES = [
   "tokenizer.model",
 ] as const;
 
-/** PEFT's key of one adapter tensor. */
-export function peftKey(layer: number, target: (typeof LORA_TARGETS)[number], part: "a" | "b"): string {
-  const module = `${LORA_TARGET_PARENT[target]}.${target}`;
-  return `base_model.model.model.layers.${layer}.${module}.lora_${part.toUpperCase()}.weight`;
+/** PEFT's key of one adapter tensor (`module`: its path under the layer, as loraParamShapes gives it). */
+export function peftKey(layer: number, module: string, part: "a" | "b", model: HfModelConfig): string {
+  const prefix = model.block === "gpt2" ? `transformer.h.${layer}` : `model.layers.${layer}`;
+  return `base_model.model.${prefix}.${module}.lora_${part.toUpperCase()}.weight`;
 }
 
 /** adapter_config.json as PEFT's LoraConfig.save_pretrained writes it (the fields this adapter sets). */
-export function adapterConfigJson(config: LoraConfig, baseModel: string): string {
+export function adapterConfigJson(config: LoraConfig, baseModel: string, model?: HfModelConfig): string {
   const fields: Record<string, unknown> = {
     alpha_pattern: {},
     base_model_name_or_path: baseModel,
     bias: "none",
-    fan_in_fan_out: false,
+    fan_in_fan_out: model?.block === "gpt2",
     inference_mode: true,
     init_lora_weights: true,
     layers_to_transform: null,
@@ -87,15 +87,15 @@ export async function writePeftAdapter(
   baseModel: string,
 ): Promise<void> {
   const tensors: Record<string, HostTensor> = {};
-  for (const { path, layer, target, part, shape } of loraParamShapes(config, model)) {
+  for (const { path, layer, module, part, shape } of loraParamShapes(config, model)) {
     const tensor = lora[path];
     if (!tensor) throw new LoraConfigError(`writePeftAdapter: no tensor ${path}`);
     if (tensor.shape.join() !== shape.join())
       throw new LoraConfigError(`writePeftAdapter: ${path} has shape [${tensor.shape}], expected [${shape}]`);
-    tensors[peftKey(layer, target, part)] = tensor;
+    tensors[peftKey(layer, module, part, model)] = tensor;
   }
   await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, ADAPTER_CONFIG), adapterConfigJson(config, baseModel));
+  await writeFile(join(folder, ADAPTER_CONFIG), adapterConfigJson(config, baseModel, model));
   // transformers and PEFT refuse safetensors whose metadata names no framework.
   await writeFile(join(folder, ADAPTER_WEIGHTS), encodeSafetensors(tensors, { format: "pt" }));
 }
@@ -111,7 +111,6 @@ const REQUIRED_FIELDS: [field: string, ok: (v: unknown) => boolean, expected: st
   ["peft_type", (v) => v === "LORA", '"LORA"'],
   ["bias", (v) => v === undefined || v === "none", '"none" (trained biases are not supported)'],
   ["use_dora", (v) => !v, "false (DoRA is not supported)"],
-  ["fan_in_fan_out", (v) => !v, "false (Hugging Face linear layers are [out, in])"],
   ["rank_pattern", (v) => !v || Object.keys(v as object).length === 0, "{} (one rank for every module)"],
   ["alpha_pattern", (v) => !v || Object.keys(v as object).length === 0, "{} (one alpha for every module)"],
   ["layers_to_transform", (v) => v == null, "null (every layer adapted)"],
@@ -137,11 +136,18 @@ export async function readPeftAdapter(folder: string, model: HfModelConfig): Pro
       throw new LoraConfigError(
         `${configPath}: ${field} is ${JSON.stringify(raw[field])}; must be ${expected}`,
       );
+  // PEFT sets fan_in_fan_out for GPT-2's Conv1D ([in, out]) and leaves it false for linear layers.
+  const conv1d = model.block === "gpt2";
+  if (Boolean(raw.fan_in_fan_out) !== conv1d)
+    throw new LoraConfigError(
+      `${configPath}: fan_in_fan_out is ${JSON.stringify(raw.fan_in_fan_out)}; must be ${conv1d} for ${model.modelType} (${conv1d ? "Conv1D weights are [in, out]" : "Hugging Face linear layers are [out, in]"})`,
+    );
+  const validTargets = loraTargetsOf(model);
   let targets = raw.target_modules;
-  if (targets === "all-linear") targets = LORA_TARGETS;
+  if (targets === "all-linear") targets = validTargets;
   if (!Array.isArray(targets))
     throw new LoraConfigError(
-      `${configPath}: target_modules must be a list of module names (${LORA_TARGETS.join(", ")}) or "all-linear"; got ${JSON.stringify(targets)} (a regex is not read)`,
+      `${configPath}: target_modules must be a list of module names (${validTargets.join(", ")}) or "all-linear"; got ${JSON.stringify(targets)} (a regex is not read)`,
     );
   let config: LoraConfig;
   try {
@@ -162,8 +168,8 @@ export async function readPeftAdapter(folder: string, model: HfModelConfig): Pro
   const stored = decodeSafetensors(await readFile(weightsPath), weightsPath).tensors;
   const tensors: Record<string, HostTensor> = {};
   const expectedKeys = new Set<string>();
-  for (const { path, layer, target, part, shape } of loraParamShapes(config, model)) {
-    const key = peftKey(layer, target, part);
+  for (const { path, layer, module, part, shape } of loraParamShapes(config, model)) {
+    const key = peftKey(layer, module, part, model);
     expectedKeys.add(key);
     const tensor = stored[key];
     if (!tensor) throw new LoraConfigError(`${weightsPath}: tensor "${key}" is missing`);
@@ -195,8 +201,7 @@ export async function writeMergedCheckpoint(
   const existing = await readdir(outDir).catch(() => []);
   if (existing.length > 0) throw new Error(`writeMergedCheckpoint: ${outDir} exists and is not empty`);
   const merged = mergeLora(base.tensors, lora, config, base.config);
-  const tensors: Record<string, HostTensor> = {};
-  for (const [path, name] of hfParamNames(base.config)) tensors[name] = merged[path];
+  const tensors = hfTensorsOfParams(base.config, merged);
   await mkdir(outDir, { recursive: true });
   const modelConfig = JSON.parse(await readFile(join(base.folder, "config.json"), "utf8"));
   for (const field of ["dtype", "torch_dtype"])

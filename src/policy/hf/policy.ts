@@ -23,7 +23,12 @@ import { DecodeSession } from "../embedded/decode-session.ts";
 import { validateSampling } from "../embedded/sampler.ts";
 import { buildChatMessages, chatTools, type RecordedTurn } from "../openai/messages.ts";
 import type { HfEngineModel } from "./engine.ts";
-import type { ToolCallFormat } from "./tool-calls.ts";
+import {
+  type ParseToolCallsOptions,
+  rendersMalformed,
+  stopIsText,
+  type ToolCallFormat,
+} from "./tool-calls.ts";
 
 /** The text side of a checkpoint (tokenizer.ts, chat-template.ts, tool-calls.ts), as the policy uses it. */
 export interface HfTextSide {
@@ -44,6 +49,7 @@ export interface HfTextSide {
   parseToolCalls(
     text: string,
     format: ToolCallFormat,
+    options?: ParseToolCallsOptions,
   ): {
     content: string;
     reasoning?: string;
@@ -236,9 +242,9 @@ export class HfPolicy implements Policy {
           finishReason: "length" as const,
         };
       const stopped = result.finishReason === "stop";
-      const body = stopped ? result.ids.slice(0, -1) : result.ids;
+      const body = stopped && !stopIsText(this.#text.toolFormat) ? result.ids.slice(0, -1) : result.ids;
       const raw = this.#text.tokenizer.decode(body, { skipSpecialTokens: false });
-      const parsed = this.#text.parseToolCalls(raw, this.#text.toolFormat);
+      const parsed = this.#text.parseToolCalls(raw, this.#text.toolFormat, { tools: context.tools });
       const toolCalls: ChatToolCall[] = parsed.toolCalls.map((call) => ({
         id: call.id,
         name: call.function.name,
@@ -250,9 +256,11 @@ export class HfPolicy implements Policy {
       // A turn with a call the parser could not read is a format failure, kept as the text the
       // model wrote: rendered back as parsed (a "malformed_tool_call" call) the template would
       // write other ids than it sampled, and the next prompt would not extend them.
-      const text = parsed.malformed.length > 0 ? raw : parsed.content;
+      // (The lab's template renders the malformed call itself, as written: rendersMalformed.)
+      const asWritten = parsed.malformed.length > 0 && !rendersMalformed(this.#text.toolFormat);
+      const text = asWritten ? raw : parsed.content;
       const turns = this.#recorded.get(context.episodeId) ?? [];
-      turns[context.turns.length] = { text, toolCalls: parsed.malformed.length > 0 ? [] : toolCalls };
+      turns[context.turns.length] = { text, toolCalls: asWritten ? [] : toolCalls };
       this.#recorded.set(context.episodeId, turns);
       return {
         text,

@@ -10,6 +10,7 @@ export const FIXTURE_NAMES = [
   "llama3-bf16",
   "smollm2",
   "qwen2.5",
+  "gpt2",
 ] as const;
 
 export interface HfReference {
@@ -19,7 +20,7 @@ export interface HfReference {
   prompt: number[];
   /** transformers' 64-token greedy continuation of `prompt`. */
   greedy: number[];
-  /** The rotary inverse frequencies transformers computed. */
+  /** The rotary inverse frequencies transformers computed (empty for GPT-2: no rotary). */
   invFreq: Float32Array;
   /** bfloat16 checkpoints: transformers computing in bfloat16. */
   bf16Logits?: Float32Array;

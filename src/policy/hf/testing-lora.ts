@@ -12,7 +12,7 @@ import { FIXTURES } from "./testing-fixtures.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
 
 export const LORA_FIXTURES = join(FIXTURES, "lora");
-export const LORA_FIXTURE_NAMES = ["qwen3-tied", "llama3-bf16"] as const;
+export const LORA_FIXTURE_NAMES = ["qwen3-tied", "llama3-bf16", "gpt2"] as const;
 export type LoraFixtureName = (typeof LORA_FIXTURE_NAMES)[number];
 
 export interface LoraReference {
@@ -54,10 +54,10 @@ export function readLoraReference(name: LoraFixtureName): LoraReference {
   const config = resolveLoraConfig({ rank: raw.r, alpha: raw.lora_alpha, targets: raw.targets }, base.config);
   const byPath = (record: Record<string, string | { data: string }>) => {
     const out: Record<string, Float32Array<ArrayBuffer>> = {};
-    for (const { path, layer, target, part } of loraParamShapes(config, base.config)) {
-      const entry = record[peftKey(layer, target, part)];
-      if (entry === undefined)
-        throw new Error(`${name}: the reference has no ${peftKey(layer, target, part)}`);
+    for (const { path, layer, module, part } of loraParamShapes(config, base.config)) {
+      const key = peftKey(layer, module, part, base.config);
+      const entry = record[key];
+      if (entry === undefined) throw new Error(`${name}: the reference has no ${key}`);
       out[path] = floats(typeof entry === "string" ? entry : entry.data);
     }
     return out;

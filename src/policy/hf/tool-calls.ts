@@ -7,6 +7,9 @@
  *   any number, after the content.
  * - `llama3-json` (Llama 3.1/3.2): the whole reply is `{"name": …, "parameters": {…}}`, optionally
  *   after `<|python_tag|>`, several joined by `;`. A reply that does not start with `{` is content.
+ * - `agentrl-text` (a lab model exported by `agentrl export hf`): the lab's tagged protocol,
+ *   `<search> zenda </search>`, parsed as the lab's episode loop parses it (agentrl-text.ts). The
+ *   stop tag closing the call is part of the text (`stopIsText`).
  * - `none`: the template cannot render tools; the text is content.
  *
  * Thinking: text before `</think>` (without its `<think>`) is `reasoning`, the rest is parsed, as
@@ -19,6 +22,7 @@
  * failure. Nothing here throws on model text.
  */
 import { randomBytes } from "node:crypto";
+import { AGENTRL_TEXT_MARKER, type AgentrlTextTool, parseAgentrlText } from "./agentrl-text.ts";
 import {
   type HfChatMessage,
   type HfToolCall,
@@ -26,8 +30,26 @@ import {
   NoChatTemplateError,
 } from "./chat-template.ts";
 
-export type ToolCallFormat = "hermes" | "llama3-json" | "none";
-export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ["hermes", "llama3-json", "none"];
+export type ToolCallFormat = "hermes" | "llama3-json" | "agentrl-text" | "none";
+export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ["hermes", "llama3-json", "agentrl-text", "none"];
+
+/**
+ * Whether the end-of-turn id a format stops on is part of what is parsed: the lab's closing tags
+ * (`</search>`) end its turns and close its calls; other formats' end-of-sequence ids are not text.
+ */
+export function stopIsText(format: ToolCallFormat): boolean {
+  return format === "agentrl-text";
+}
+
+/**
+ * Whether the format's template renders a malformed call back as the text the model wrote (the
+ * lab's template reads the `malformed_tool_call` entry: its raw turn, and the lab's own feedback).
+ * Other templates would render it as a tool call, with other ids than were sampled, so the policy
+ * records such a turn as its raw text instead.
+ */
+export function rendersMalformed(format: ToolCallFormat): boolean {
+  return format === "agentrl-text";
+}
 
 export interface ParsedToolCalls {
   content: string;
@@ -40,6 +62,8 @@ export interface ParsedToolCalls {
 export interface ParseToolCallsOptions {
   /** Id of the index-th call (default: `call_` and 24 random hex digits, as OpenAI ids look). */
   callId?: (index: number) => string;
+  /** The episode's tools (`agentrl-text` needs each one's text argument). */
+  tools?: readonly AgentrlTextTool[];
 }
 
 /**
@@ -60,6 +84,7 @@ export async function toolCallFormatOf(folder: string, modelType: string): Promi
 
 /** The format a template's text writes tool calls in (see toolCallFormatOf). */
 export function toolCallFormatOfTemplate(source: string, modelType = ""): ToolCallFormat {
+  if (source.includes(AGENTRL_TEXT_MARKER)) return "agentrl-text";
   const hermes = source.includes("<tool_call>");
   const llama =
     source.includes('"parameters"') && (source.includes("ipython") || source.includes("<|python_tag|>"));
@@ -75,6 +100,8 @@ export function parseToolCalls(
   options: ParseToolCallsOptions = {},
 ): ParsedToolCalls {
   const callId = options.callId ?? (() => `call_${randomBytes(12).toString("hex")}`);
+  // The lab's protocol has no thinking blocks: `<think>` there is an unknown tag, not reasoning.
+  if (format === "agentrl-text") return parseAgentrlText(text, options.tools ?? [], callId);
   const { reasoning, rest } = splitReasoning(text);
   const parsed =
     format === "hermes"

@@ -3,7 +3,8 @@
  * safetensors (one `model.safetensors`, or shards listed by `model.safetensors.index.json`; f32,
  * f16 or bf16, widened to float32) and an optional `generation_config.json`. The weights become
  * host tensors keyed by the engine's parameter paths (model.ts), in Hugging Face's layout
- * ([out, in] for every projection).
+ * ([out, in] for every projection). GPT-2 is read into the same layout (gpt2-weights.ts): its
+ * Conv1D weights ([in, out]) transposed, its fused `c_attn` split into q, k and v.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,6 +17,7 @@ import {
   parseGenerationConfig,
   parseHfConfig,
 } from "./config.ts";
+import { gpt2ParamNames } from "./gpt2-weights.ts";
 
 export interface HfCheckpoint {
   folder: string;
@@ -57,8 +59,22 @@ function readSafetensors(folder: string): Record<string, HostTensor> {
   return tensors;
 }
 
+/**
+ * How a parameter is read from a checkpoint tensor of another shape: `transpose` a 2-D [in, out]
+ * tensor, then keep `part` i of n equal slices along the first axis (`fileShape` is the tensor's
+ * own shape).
+ */
+export interface HfParamSource {
+  fileShape: number[];
+  transpose?: boolean;
+  part?: [index: number, of: number];
+}
+
+export type HfParamEntry = [path: string, name: string, shape: number[], source?: HfParamSource];
+
 /** Hugging Face tensor name of each parameter path, with its expected shape. */
-export function hfParamNames(c: HfModelConfig): [path: string, name: string, shape: number[]][] {
+export function hfParamNames(c: HfModelConfig): HfParamEntry[] {
+  if (c.block === "gpt2") return gpt2ParamNames(c);
   const D = c.hiddenSize;
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
@@ -111,16 +127,73 @@ export function selectHfParams(
   source: string,
 ): Record<string, HostTensor> {
   const out: Record<string, HostTensor> = {};
-  for (const [path, name, shape] of hfParamNames(config)) {
-    const tensor = tensors[name];
+  for (const [path, name, shape, from] of hfParamNames(config)) {
+    // GPT-2 checkpoints on the Hub (openai-community/gpt2) name the body without `transformer.`.
+    const tensor = tensors[name] ?? tensors[name.replace(/^transformer\./, "")];
     if (!tensor) throw new HfConfigError(`${source}: tensor "${name}" is missing`);
-    if (tensor.shape.join() !== shape.join())
+    const expected = from?.fileShape ?? shape;
+    if (tensor.shape.join() !== expected.join())
       throw new HfConfigError(
-        `${source}: tensor "${name}" has shape [${tensor.shape}], config.json implies [${shape}]`,
+        `${source}: tensor "${name}" has shape [${tensor.shape}], config.json implies [${expected}]`,
       );
     if (tensor.dtype !== "float32")
       throw new HfConfigError(`${source}: tensor "${name}" is ${tensor.dtype}; f32, f16 or bf16 are read`);
-    out[path] = tensor;
+    out[path] = from ? reshapeSource(tensor, from, shape) : tensor;
+  }
+  return out;
+}
+
+/** The parameter [shape] a source rule reads out of a float32 tensor. */
+function reshapeSource(tensor: HostTensor, from: HfParamSource, shape: number[]): HostTensor {
+  const data = tensor.data as Float32Array;
+  const size = shape.reduce((a, b) => a * b, 1);
+  const [index, of] = from.part ?? [0, 1];
+  const out = new Float32Array(size);
+  if (from.transpose) {
+    // [in, out] → [out, in], keeping rows index·out/of … (index+1)·out/of of the result.
+    const [inWidth, outWidth] = tensor.shape;
+    const first = (index * outWidth) / of;
+    const rows = outWidth / of;
+    for (let r = 0; r < rows; r++)
+      for (let c = 0; c < inWidth; c++) out[r * inWidth + c] = data[c * outWidth + first + r];
+  } else {
+    out.set(data.subarray(index * size, (index + 1) * size));
+  }
+  return { dtype: "float32", shape: [...shape], data: out };
+}
+
+/**
+ * The checkpoint's tensors (Hugging Face names and layouts) of parameters read by `selectHfParams`:
+ * the inverse of its rules (GPT-2's q, k and v fused back into c_attn, projections transposed back
+ * to Conv1D's [in, out]). Parameters without a rule are passed as they are.
+ */
+export function hfTensorsOfParams(
+  config: HfModelConfig,
+  params: Record<string, HostTensor>,
+): Record<string, HostTensor> {
+  const out: Record<string, HostTensor> = {};
+  for (const [path, name, shape, from] of hfParamNames(config)) {
+    const param = params[path];
+    if (!param) throw new HfConfigError(`hfTensorsOfParams: no parameter ${path}`);
+    if (!from) {
+      out[name] = param;
+      continue;
+    }
+    const size = from.fileShape.reduce((a, b) => a * b, 1);
+    out[name] ??= { dtype: "float32", shape: [...from.fileShape], data: new Float32Array(size) };
+    const target = out[name].data as Float32Array;
+    const data = param.data as Float32Array;
+    const [index, of] = from.part ?? [0, 1];
+    if (from.transpose) {
+      const [inWidth, outWidth] = from.fileShape;
+      const first = (index * outWidth) / of;
+      const rows = outWidth / of;
+      for (let r = 0; r < rows; r++)
+        for (let c = 0; c < inWidth; c++) target[c * outWidth + first + r] = data[r * inWidth + c];
+    } else {
+      const partSize = shape.reduce((a, b) => a * b, 1);
+      target.set(data, index * partSize);
+    }
   }
   return out;
 }

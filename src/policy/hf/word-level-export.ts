@@ -47,7 +47,7 @@ export function wordLevelTokenizerJson(tokenizer: WordTokenizer): Record<string,
   };
 }
 
-/** tokenizer_config.json: the specials by name; no chat template (the lab speaks its tagged protocol). */
+/** tokenizer_config.json: the specials by name (the chat template is chat_template.jinja: agentrl-text.ts). */
 export function wordLevelTokenizerConfig(tokenizer: WordTokenizer, maxLen: number): Record<string, unknown> {
   return {
     tokenizer_class: "PreTrainedTokenizerFast",
