@@ -30,13 +30,20 @@
  *     serving.py:466; its `except` serving.py:927-932, then `yield "data: [DONE]\n\n"` :934 @ S (the
  *     parser-creation failure path does the same, :513-517).
  *   - `GET /version` → `{"version"}`: vllm/entrypoints/serve/instrumentator/basic.py:54-57 @ V.
- *   - Version gaps. Streamed tool-parser output without ids (≤ 0.11.x): the fact and its fix come from
- *     PR #29074 and issue #27482 (discussion only); the fixed code, which sends a chunk for parser-held
- *     tokens when `return_token_ids` is set, is serving.py:709-719 @ S. No pre-fix line was read.
- *     gpt-oss `token_ids: null` on 0.10.2: from issue #28246 (its response body shows
- *     `"token_ids":null`) and PR #28256 (discussion only; no line located). `include_reasoning: false`
- *     with a parser drops ids and log-probs: serving.py:703-706 (log-probs) and 749-751 (ids) @ S;
- *     the request field protocol.py:264 @ P.
+ *   - Version gaps, before and after. O = 003fe5932dc9e1b331347894d3cbc5ddfe89e9eb, an older
+ *     vllm/entrypoints/openai/serving_chat.py (its date was not read; its code predates both fixes).
+ *     Streamed tool-parser output without ids (PR #29074, issue #27482; "≤ 0.11.x" is the static-read
+ *     note's dating, not a line read here): before, a parser
+ *     holding tokens back (`delta_message is None`) skips the chunk and its `token_ids` with it,
+ *     serving_chat.py:977-979 @ O; after, the chunk is sent when `return_token_ids` is set,
+ *     serving.py:709-719 @ S. gpt-oss `token_ids: null` (issue #28246, fixed by PR #28256): before,
+ *     the harmony branch of `chat_completion_full_generator` builds its choice without `token_ids`,
+ *     serving_chat.py:1211 and 1241-1252 @ O; that 0.10.2 is the release that shipped it rests on the
+ *     issue (its response body shows `"token_ids":null`). `include_reasoning: false` with a parser
+ *     drops ids and log-probs: before, the harmony stream turns hidden reasoning into
+ *     `delta_message = None` (serving_chat.py:699-704 @ O), which the skip at :977-979 drops; after,
+ *     deliberately, serving.py:703-707 (log-probs) and 749-751 (ids) @ S, unstreamed log-probs
+ *     :1005-1010 @ S; the request field protocol.py:264 @ P.
  * - SGLang. Commits: C = 002897c23becbd522d88b8115a763a21765f978a,
  *   N = 004c82e07d876f6e4a0ad6e15325706b0f478f1a, B = c5695a4be1c4f84791eeaceeb6e4a775f8e7d0cc,
  *   H = 0025436eab0556737d615b36a4dd3e1e26e82f3d.
