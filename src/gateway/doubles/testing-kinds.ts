@@ -28,7 +28,8 @@
  *     dating comes from the project's static-read note, not from a line read here.
  *   - Mid-stream failure `data: {"error": …}` then `data: [DONE]`: `chat_completion_stream_generator`
  *     serving.py:466; its `except` serving.py:927-932, then `yield "data: [DONE]\n\n"` :934 @ S (the
- *     parser-creation failure path does the same, :513-517).
+ *     parser-creation failure path does the same, :513-517). The chunk's body is whatever
+ *     `create_streaming_error_response` returns; that function was not read, so its shape is unconfirmed.
  *   - `GET /version` → `{"version"}`: vllm/entrypoints/serve/instrumentator/basic.py:54-57 @ V.
  *   - Version gaps, before and after. O = 003fe5932dc9e1b331347894d3cbc5ddfe89e9eb, an older
  *     vllm/entrypoints/openai/serving_chat.py (its date was not read; its code predates both fixes).
