@@ -255,8 +255,7 @@ function streamEvents(
           },
         ],
       });
-      if (i === 0 && midStream)
-        events.push({ error: behaviour.error(500, "the engine died", "InternalServerError") });
+      if (i === 0 && midStream) events.push(streamErrorEvent(behaviour));
     });
   } else {
     const dropped = behaviour.streamedToolCallsDropIds;
@@ -272,13 +271,16 @@ function streamEvents(
         },
       ],
     });
-    if (midStream) events.push({ error: behaviour.error(500, "the engine died", "InternalServerError") });
+    if (midStream) events.push(streamErrorEvent(behaviour));
   }
   const out = events.map((event) => JSON.stringify(event));
   if (midStream) {
     const at = out.findIndex((event) => event.startsWith('{"error"'));
     // Where the server has no error chunk the connection simply ends.
-    return behaviour.midStreamErrorChunk ? [...out.slice(0, at + 1), "[DONE]"] : out.slice(0, at);
+    if (behaviour.midStreamError === "cut") return out.slice(0, at);
+    return behaviour.midStreamError === "chunk-then-done"
+      ? [...out.slice(0, at + 1), "[DONE]"]
+      : out.slice(0, at + 1);
   }
   out.push(
     JSON.stringify({
@@ -291,4 +293,13 @@ function streamEvents(
     out.push(JSON.stringify({ ...head, choices: [], usage: shaped.usage }));
   out.push("[DONE]");
   return out;
+}
+
+/**
+ * The error chunk of a failure mid-stream: the server's error body under `error` (vLLM's and
+ * llama.cpp's bodies are already `{"error": …}`; SGLang wraps its flat one).
+ */
+function streamErrorEvent(behaviour: KindBehaviour): Record<string, unknown> {
+  const body = behaviour.error(500, "the engine died", "InternalServerError");
+  return "error" in body ? body : { error: body };
 }

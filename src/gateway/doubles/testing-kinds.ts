@@ -96,8 +96,7 @@
  *   - A context past the window: "the request exceeds the available context size, try increasing it"
  *     (`ERROR_TYPE_EXCEED_CONTEXT_SIZE`, a 400) server.cpp:1823 @ A.
  *   - A failure after the first chunk is sent as `data: {"error": …}` and the stream ends without
- *     `[DONE]`: server.cpp:3432-3444 (the chunk :3441) @ A. This double instead ends the stream with no
- *     error chunk (`midStreamErrorChunk: false` below).
+ *     `[DONE]`: server.cpp:3432-3444 (the chunk :3441) @ A, as this double does (`midStreamError`).
  * - Ollama @ fb30760996871fa9460115c753afd2c60d4ab0f7: `openai/openai.go:21-30` errors nested
  *   (`ErrorResponse{Error{Message, Type, Param, Code}}`), `:35` the message's `reasoning`,
  *   `:50-59` log-probs entries are `api.Logprob` (token, logprob, bytes: no id), no token-id field
@@ -136,8 +135,11 @@ export interface KindBehaviour {
   streamedToolCallsDropIds: boolean;
   /** `token_ids: null` for gpt-oss models (vLLM 0.10.2). */
   gptOssNullIds: boolean;
-  /** A mid-stream failure is `data: {"error": …}` then `[DONE]`. */
-  midStreamErrorChunk: boolean;
+  /**
+   * A failure after the first chunk: `data: {"error": …}` then `[DONE]` (vLLM, SGLang), the error
+   * chunk and the end of the stream (llama.cpp), or the connection simply ends (Ollama: not read).
+   */
+  midStreamError: "chunk-then-done" | "chunk-then-end" | "cut";
   /** The message of a context that does not fit (prompt + max_tokens past the window). */
   contextLengthMessage: (window: number, asked: number) => string;
 }
@@ -159,7 +161,7 @@ function vllm(version: string): KindBehaviour {
     reasoningField: minor <= 10 ? "reasoning_content" : "reasoning",
     streamedToolCallsDropIds: minor <= 11,
     gptOssNullIds: version === "0.10.2",
-    midStreamErrorChunk: true,
+    midStreamError: "chunk-then-done",
     contextLengthMessage: (window, asked) =>
       `This model's maximum context length is ${window} tokens. However, you requested ${asked} tokens. Please reduce the length of the messages or completion.`,
   };
@@ -187,7 +189,7 @@ export const KIND_BEHAVIOURS: Record<DoubleKind, KindBehaviour> = {
     reasoningField: "reasoning_content",
     streamedToolCallsDropIds: false,
     gptOssNullIds: false,
-    midStreamErrorChunk: true,
+    midStreamError: "chunk-then-done",
     contextLengthMessage: (window, asked) =>
       `Requested token count exceeds the model's maximum context length of ${window} tokens. You requested a total of ${asked} tokens.`,
   },
@@ -212,7 +214,7 @@ export const KIND_BEHAVIOURS: Record<DoubleKind, KindBehaviour> = {
     reasoningField: "reasoning_content",
     streamedToolCallsDropIds: false,
     gptOssNullIds: false,
-    midStreamErrorChunk: false,
+    midStreamError: "chunk-then-end",
     contextLengthMessage: () => "the request exceeds the available context size, try increasing it",
   },
   ollama: {
@@ -233,7 +235,7 @@ export const KIND_BEHAVIOURS: Record<DoubleKind, KindBehaviour> = {
     reasoningField: "reasoning",
     streamedToolCallsDropIds: false,
     gptOssNullIds: false,
-    midStreamErrorChunk: false,
+    midStreamError: "cut",
     contextLengthMessage: () => "the input length exceeds the context length",
   },
 };
