@@ -8,3 +8,8 @@ export function parseHfSpec(spec: string): string | null {
   if (folder === "") throw new Error(`policy "${spec}": hf: needs a checkpoint folder (hf:<folder>)`);
   return folder;
 }
+
+/** True for a training base given as `hf:<folder>` (a Hugging Face checkpoint, trained with LoRA). */
+export function isHfBase(base: string): boolean {
+  return base.startsWith(HF_PREFIX);
+}
