@@ -4,6 +4,7 @@
  * choices, the valid values (estimators, reward presets, aggregation modes, families).
  */
 import { z } from "zod";
+import { LoraSettingsSchema } from "../policy/hf/spec.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../reward/index.ts";
 import { NOISE_MODES, validateNoise } from "../tools/noise.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
@@ -55,17 +56,6 @@ const noise = z
 
 const family = z.enum(TASK_FAMILIES);
 
-/** LoRA settings (checked against the model, with the valid target names, by lora.ts's resolveLoraConfig). */
-export const loraSettings = z
-  .object({
-    rank: z.number().int().min(1).optional(),
-    alpha: z.number().positive().optional(),
-    targets: z.array(z.string()).min(1).optional(),
-    dropout: z.number().min(0).lt(1).optional(),
-    rslora: z.boolean().optional(),
-  })
-  .strict();
-
 export const RlConfigSchema = z
   .object({
     /** Name of the trained model (recorded in its metadata and the run id). */
@@ -76,7 +66,7 @@ export const RlConfigSchema = z
      */
     base: z.string().min(1),
     /** LoRA of an `hf:` base (PEFT's r, lora_alpha, target_modules, lora_dropout; missing ones take LORA_DEFAULTS). */
-    lora: loraSettings.optional(),
+    lora: LoraSettingsSchema.optional(),
     /** Where the final model is written (default `<run directory>/model`). */
     out: z.string().min(1).optional(),
     /** RL steps (one rollout batch and its PPO update each). */

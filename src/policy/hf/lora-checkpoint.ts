@@ -3,11 +3,11 @@
  * (`adapter_config.json` + `adapter_model.safetensors`, base_model_name_or_path = the base folder,
  * loadable by `peft` and by `hf:<this folder>`), with the trainer's state beside it in `trainer/`
  * (an agentrl checkpoint: AdamW's moments, the optimizer step and the caller's JSON state,
- * checksummed). The adapter is written first and `trainer/` last, atomically, so a folder with
- * `trainer/` is complete; callers register it only after both.
+ * checksummed). A save is atomic (written beside, then swapped in); callers register it after.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { type JsonValue, loadCheckpoint, saveCheckpoint } from "../../engine/checkpoint.ts";
 import type { AdamWState } from "../../engine/optim.ts";
 import type { TrainState } from "../../engine/train.ts";
@@ -19,23 +19,33 @@ import { readPeftAdapter, writePeftAdapter } from "./peft.ts";
 export const LORA_TRAINER_DIR = "trainer";
 const KIND = "agentrl-hf-lora-trainer";
 
-/** Writes `dir` (adapter, then trainer state). Does not consume the state's arrays. */
+/**
+ * Writes `dir` (replacing it): the whole folder is written beside it and swapped in, so `dir` is
+ * always a complete checkpoint, the old or the new. Does not consume the state's arrays.
+ */
 export async function saveLoraCheckpoint(
   dir: string,
   state: TrainState<LoraParams>,
   options: { lora: LoraConfig; model: HfModelConfig; baseFolder: string; trainer: JsonValue },
 ): Promise<void> {
-  await writePeftAdapter(
-    dir,
-    await treeToHost(state.params),
-    options.lora,
-    options.model,
-    options.baseFolder,
-  );
-  await saveCheckpoint(join(dir, LORA_TRAINER_DIR), {
-    manifest: { kind: KIND, optimizerStep: state.step, state: options.trainer },
-    tensors: { optimizer: await treeToHost(state.opt as never) },
-  });
+  const suffix = `${process.pid}-${Date.now()}`;
+  const temporary = join(dirname(dir), `.${basename(dir)}.tmp-${suffix}`);
+  try {
+    const params = await treeToHost(state.params);
+    await writePeftAdapter(temporary, params, options.lora, options.model, options.baseFolder);
+    await saveCheckpoint(join(temporary, LORA_TRAINER_DIR), {
+      manifest: { kind: KIND, optimizerStep: state.step, state: options.trainer },
+      tensors: { optimizer: await treeToHost(state.opt as never) },
+    });
+    const previous = join(dirname(dir), `.${basename(dir)}.old-${suffix}`);
+    const exists = existsSync(dir);
+    if (exists) await rename(dir, previous);
+    await rename(temporary, dir);
+    if (exists) await rm(previous, { recursive: true, force: true });
+  } catch (error) {
+    await rm(temporary, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 /** True when `dir` holds a complete checkpoint (its trainer state was written). */

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** The `hf:<folder>` policy spec (kept apart from load.ts so resolving other specs loads no engine). */
 export const HF_PREFIX = "hf:";
 
@@ -13,3 +15,14 @@ export function parseHfSpec(spec: string): string | null {
 export function isHfBase(base: string): boolean {
   return base.startsWith(HF_PREFIX);
 }
+
+/** LoRA settings (checked against the model, with the valid target names, by lora.ts's resolveLoraConfig). */
+export const LoraSettingsSchema = z
+  .object({
+    rank: z.number().int().min(1).optional(),
+    alpha: z.number().positive().optional(),
+    targets: z.array(z.string()).min(1).optional(),
+    dropout: z.number().min(0).lt(1).optional(),
+    rslora: z.boolean().optional(),
+  })
+  .strict();
