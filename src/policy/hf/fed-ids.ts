@@ -17,10 +17,9 @@ export function withFedIds(trajectory: Trajectory, contexts: readonly number[][]
   if (contexts.length === 0 || !contexts[0]) return trajectory;
   const flat = [...contexts[0]];
   let broken = false;
-  let prefixBreaks = 0;
+  let prefixBreaks = 0; // 0 or 1: the ids stop at the first
   const turns = trajectory.turns.map((turn, k) => {
     if (broken) {
-      prefixBreaks += contexts[k] ? 1 : 0;
       return {
         ...turn,
         tokenIds: [],

@@ -17,8 +17,14 @@ interface Message {
   content?: string | null;
 }
 
-/** The fixture's task (its system prompt and question; answer 1200) and its tool. */
-export function chatFixtureTask(): { task: Task; search: Tool<{ query: string }> } {
+/**
+ * The fixture's task (its system prompt and question; answer 1200) and its tool as a user writes
+ * one (its zod schema's JSON schema is the fixture's `parameters`); `onCall` sees each call's arguments.
+ */
+export function chatFixtureTask(onCall?: (args: { query: string }) => void): {
+  task: Task;
+  search: Tool<{ query: string }>;
+} {
   const reference = JSON.parse(readFileSync(join(CHAT_FOLDER, "reference.json"), "utf8"));
   const [first, second] = reference.turns as { messages: Message[] }[];
   const [system, question] = first.messages;
@@ -37,7 +43,10 @@ export function chatFixtureTask(): { task: Task; search: Tool<{ query: string }>
       description: spec.description ?? "",
       schema: z.object({ query: z.string().describe("What to look up.") }),
       textArgument: "query",
-      call: async () => ({ status: "ok", content: String(result.content), injected: false }),
+      call: async (args) => {
+        onCall?.(args);
+        return { status: "ok", content: String(result.content), injected: false };
+      },
     },
   };
 }
