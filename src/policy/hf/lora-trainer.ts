@@ -8,9 +8,10 @@
  */
 import { mixSeeds } from "../../core/random.ts";
 import { random } from "../../engine/jax.ts";
+import { type HostArray, rememberHostCopy } from "../../engine/onnx/host-copies.ts";
 import { type AdamWOptions, adamw } from "../../engine/optim.ts";
 import { createTrainer, type Trainer } from "../../engine/train.ts";
-import { disposeTree, refTree, treeFromHost } from "../../engine/tree.ts";
+import { disposeTree, flattenTree, refTree, treeFromHost } from "../../engine/tree.ts";
 import type { PerTokenLoss, TokenBatch, TokenLossOptions } from "../embedded/losses.ts";
 import type { LoraConfig, LoraParams } from "./lora.ts";
 import type { HfParams } from "./model.ts";
@@ -38,6 +39,10 @@ export function createLoraTrainer(
     maxGradNorm: options.maxGradNorm,
   });
   const base = treeFromHost<HfParams>(checkpoint.tensors);
+  // A compiled step reads its inputs on the host: point it at the checkpoint's own arrays, so the
+  // base is not copied out of jax-js's heap a third time (0.54 GB for a 135M model).
+  for (const [path, array] of flattenTree(base))
+    rememberHostCopy(array, checkpoint.tensors[path].data as HostArray);
   const withBase = (microBatches: TokenBatch[], step: number): HfLoraBatch[] =>
     microBatches.map((batch, i) => ({
       ...batch,
