@@ -51,6 +51,7 @@
  * (1 − Var(R − V_old)/Var(R) over the update's policy tokens) and `value/return_mean`.
  */
 import { join } from "node:path";
+import { peakRssMb } from "../core/peak-rss.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
 import { warmupCosine } from "../engine/schedule.ts";
 import type { TrainState } from "../engine/train.ts";
@@ -144,11 +145,6 @@ export interface RlResult {
 }
 
 export const RL_MODEL = "model";
-
-/** The process's peak resident set so far, in MB (getrusage's maxrss). */
-export function peakRssMb(): number {
-  return process.resourceUsage().maxRSS / 1024;
-}
 
 /** Why a step made no update: a non-finite loss or gradient (undone), or no group with signal. */
 type SkipReason = "nonfinite" | "no-signal";

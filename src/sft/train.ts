@@ -15,6 +15,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { peakRssMb } from "../core/peak-rss.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
 import { warmupCosine } from "../engine/schedule.ts";
 import { makeTokenBatches } from "../policy/embedded/batch.ts";
@@ -153,7 +154,7 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
       "data/row_length": batch.length,
       "data/rows": episodes.length,
       "data/epoch": batch.epoch,
-      "memory/peak_rss_mb": process.resourceUsage().maxRSS / 1024,
+      "memory/peak_rss_mb": peakRssMb(),
     });
     if (state.step % config.heldoutEvery === 0 || state.step === config.steps)
       heldoutLoss = await evaluateHeldout();
@@ -201,6 +202,6 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
   writeFileSync(join(modelDir, "training.json"), `${JSON.stringify(result, null, 2)}\n`);
   store.addArtifact(runId, { kind: "model", path: relative(options.runDir, modelDir), step: state.step });
   model.release(state);
-  result.peakRssMb = process.resourceUsage().maxRSS / 1024;
+  result.peakRssMb = peakRssMb();
   return result;
 }
