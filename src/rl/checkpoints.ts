@@ -11,7 +11,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonValue } from "../engine/checkpoint.ts";
 import type { AdamWState } from "../engine/optim.ts";
-import { treeToHost } from "../engine/tree.ts";
+import { type ParamTree, treeToHost } from "../engine/tree.ts";
 import { saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
 import type { GptConfig } from "../policy/embedded/config.ts";
 import type { GptParams } from "../policy/embedded/model.ts";
@@ -20,6 +20,8 @@ import type { Store } from "../store/index.ts";
 
 export const RL_CHECKPOINTS = "checkpoints";
 export const CHECKPOINT_ARTIFACT = "checkpoint";
+/** An hf: run's trained LoRA adapter (PEFT folder) in the run directory (hf-training.ts). */
+export const RL_ADAPTER = "adapter";
 
 /** What the trainer needs to continue exactly (everything else is a function of the step). */
 export interface RlTrainerState {
@@ -35,7 +37,7 @@ export function checkpointDirName(step: number): string {
 }
 
 /** True when every parameter is finite (reads them to the host). */
-export async function paramsFinite(params: GptParams): Promise<boolean> {
+export async function paramsFinite(params: ParamTree): Promise<boolean> {
   for (const tensor of Object.values(await treeToHost(params))) {
     for (const value of tensor.data) if (!Number.isFinite(value)) return false;
   }

@@ -4,6 +4,7 @@
  * choices, the valid values (estimators, reward presets, aggregation modes, families).
  */
 import { z } from "zod";
+import { LoraSettingsSchema } from "../policy/hf/spec.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../reward/index.ts";
 import { NOISE_MODES, validateNoise } from "../tools/noise.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
@@ -59,8 +60,13 @@ export const RlConfigSchema = z
   .object({
     /** Name of the trained model (recorded in its metadata and the run id). */
     name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' or '-'"),
-    /** Checkpoint directory of the policy to start from (and the frozen KL reference). */
+    /**
+     * Checkpoint directory of the policy to start from (and the frozen KL reference), or
+     * `hf:<folder>`: a Hugging Face checkpoint, trained with LoRA (`lora`) on its frozen weights.
+     */
     base: z.string().min(1),
+    /** LoRA of an `hf:` base (PEFT's r, lora_alpha, target_modules, lora_dropout; missing ones take LORA_DEFAULTS). */
+    lora: LoraSettingsSchema.optional(),
     /** Where the final model is written (default `<run directory>/model`). */
     out: z.string().min(1).optional(),
     /** RL steps (one rollout batch and its PPO update each). */
@@ -198,6 +204,23 @@ export const RlConfigSchema = z
         message: `estimator "gae" trains a critic: valueCoef must be > 0, got ${config.valueCoef}`,
       });
     }
+    if (config.base.startsWith("hf:")) {
+      // A Hugging Face checkpoint has no value head and no reference scorer here (hf-training.ts).
+      if (config.estimator === "gae")
+        context.addIssue({
+          code: "custom",
+          path: ["estimator"],
+          message: `"gae" needs a value head, which an hf: base does not have; valid with hf: ${quoted(RL_ESTIMATORS.filter((name) => name !== "gae"))}`,
+        });
+      if (config.klCoef > 0)
+        context.addIssue({
+          code: "custom",
+          path: ["klCoef"],
+          message: `a KL term is not supported with an hf: base yet; must be 0, got ${config.klCoef}`,
+        });
+    } else if (config.lora) {
+      context.addIssue({ code: "custom", path: ["lora"], message: "LoRA needs an hf:<folder> base" });
+    }
     if (config.taskIds && config.taskFile) {
       context.addIssue({ code: "custom", path: ["taskFile"], message: "give taskIds or taskFile, not both" });
     }
@@ -256,7 +279,7 @@ export const DEFAULT_RL_CONFIG: RlConfig = {
 
 /** The valid field names, for error messages. */
 export const RL_CONFIG_FIELDS = Object.keys(DEFAULT_RL_CONFIG)
-  .concat(["out", "taskIds", "taskFile", "normLength", "evalFamilies"])
+  .concat(["out", "taskIds", "taskFile", "normLength", "evalFamilies", "lora"])
   .sort();
 
 /** Validates a partial config over the defaults; the error names every bad field. */

@@ -7,15 +7,15 @@
  */
 import { createRng, mixSeeds } from "../core/random.ts";
 import type { Trainer, TrainState } from "../engine/train.ts";
-import { disposeTree, refTree } from "../engine/tree.ts";
+import { disposeTree, type ParamTree, refTree } from "../engine/tree.ts";
 import { makeTokenBatches, type TokenBatch, type TokenSequence } from "../policy/embedded/index.ts";
 import type { GptParams } from "../policy/embedded/model.ts";
 import { assembleSequences } from "./assemble.ts";
 import type { RlConfig } from "./config.ts";
 import type { RlUpdateBatch } from "./train.ts";
 
-export type RlTrainState = TrainState<GptParams>;
-export type RlTrainer = Trainer<GptParams, TokenBatch>;
+export type RlTrainState<P extends ParamTree = GptParams> = TrainState<P>;
+export type RlTrainer<P extends ParamTree = GptParams> = Trainer<P, TokenBatch>;
 
 /**
  * Micro-batches of the update: episodes grouped by length (batch.ts `planLengthBuckets`), T a
@@ -39,16 +39,16 @@ function microBatches(sequences: TokenSequence[], maxLen: number, microBatchToke
  * `policy/kl_sampler` (KL(old‖new) at the first step, before any change) and `optim/updates`.
  * When any step is non-finite the returned state is the step's start and `metrics` is null.
  */
-export async function ppoUpdate(
-  trainer: RlTrainer,
-  state: RlTrainState,
+export async function ppoUpdate<P extends ParamTree>(
+  trainer: RlTrainer<P>,
+  state: RlTrainState<P>,
   update: RlUpdateBatch,
   learningRate: number,
   options: { step: number; config: RlConfig; maxLen: number; normLength: number },
-): Promise<{ state: RlTrainState; metrics: Record<string, number> | null }> {
+): Promise<{ state: RlTrainState<P>; metrics: Record<string, number> | null }> {
   const { step, config, maxLen, normLength } = options;
   // Keep the step's starting point until every update of the step is known finite.
-  const before: RlTrainState = {
+  const before: RlTrainState<P> = {
     params: refTree(state.params),
     opt: refTree(state.opt as never),
     step: state.step,

@@ -8,10 +8,8 @@
  */
 import { mixSeeds } from "../core/random.ts";
 import type { EpisodeBudgets, EpisodeSpec, RunEpisodesOptions } from "../env/run-episodes.ts";
-import { type EmbeddedModel, EmbeddedPolicy } from "../policy/embedded/embedded-policy.ts";
 import type { Store } from "../store/index.ts";
 import { isInfraFailure } from "../types/failure.ts";
-import type { Policy } from "../types/policy.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import type { Trajectory } from "../types/trajectory.ts";
@@ -20,6 +18,7 @@ import type { RlConfig } from "./config.ts";
 import { groupsWithSignal } from "./dynamic-sampling.ts";
 import { INFRA_FAILURES_METRIC, scorableEpisodes } from "./infra-episodes.ts";
 import { rolloutMetrics } from "./rollout-metrics.ts";
+import type { RolloutPolicy } from "./run-setup.ts";
 import type { TaskSampler } from "./tasks.ts";
 
 /** Advantage options of a config (gamma goes to GiGPO's step returns). */
@@ -55,33 +54,27 @@ export interface StepRollout {
 }
 
 /**
- * Samples, rewards and stores the step's groups with the step's params (each episode stored with
+ * Samples, rewards and stores the step's groups with the step's policy (closed at the end) (each episode stored with
  * its step and `info.rl = { step, round, kept }`), at the sampling temperature.
  */
 export async function sampleStepGroups(
   step: number,
-  model: EmbeddedModel,
+  rollout: RolloutPolicy,
   environment: RolloutEnvironment,
   config: RlConfig,
   store: Store,
   runId: string,
 ): Promise<StepRollout> {
-  const policy = new EmbeddedPolicy(model, {
-    temperature: config.temperature,
-    capacity: Math.min(config.rolloutBatch, config.tasksPerStep * config.groupSize),
-    seed: mixSeeds(config.seed, step),
-    id: `rl:${config.name}@${step - 1}`,
-  });
   try {
-    return await sampleGroups(step, policy, environment, config, store, runId);
+    return await sampleGroups(step, rollout, environment, config, store, runId);
   } finally {
-    await policy.close();
+    await rollout.policy.close?.();
   }
 }
 
 async function sampleGroups(
   step: number,
-  policy: Policy,
+  { policy, exactIds }: RolloutPolicy,
   environment: RolloutEnvironment,
   config: RlConfig,
   store: Store,
@@ -125,7 +118,10 @@ async function sampleGroups(
       budgets: environment.budgets,
       batchSize: config.rolloutBatch,
     });
-    const rewarded = episodes.map((trajectory, i) => environment.reward(trajectory, specs[i].task));
+    // Stored and trained on with the ids the model read (a chat template's), not a re-encoding.
+    const rewarded = episodes.map((trajectory, i) =>
+      environment.reward(exactIds ? exactIds(trajectory) : trajectory, specs[i].task),
+    );
     // Infra failures leave their groups before anything is judged (infra-episodes.ts: shrunk).
     const signal = groupsWithSignal(
       config.estimator,

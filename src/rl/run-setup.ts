@@ -5,25 +5,35 @@
  * after its checkpoint's step (`truncateAfterStep`), so after a kill -9 no trajectory is lost or
  * duplicated.
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { mixSeeds } from "../core/random.ts";
+import type { JsonValue } from "../engine/checkpoint.ts";
 import { adamw } from "../engine/optim.ts";
-import { createTrainer } from "../engine/train.ts";
-import { disposeTree } from "../engine/tree.ts";
+import { createTrainer, type Trainer, type TrainState } from "../engine/train.ts";
+import { disposeTree, type ParamTree } from "../engine/tree.ts";
 import { DEFAULT_BUDGETS, runEpisodes } from "../env/run-episodes.ts";
 import { worldToolsFor } from "../env/task-set.ts";
-import { loadModelCheckpoint } from "../policy/embedded/checkpoint.ts";
+import { loadModelCheckpoint, saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
 import type { GptConfig } from "../policy/embedded/config.ts";
+import { EmbeddedPolicy } from "../policy/embedded/embedded-policy.ts";
 import type { TokenBatch } from "../policy/embedded/index.ts";
 import { tokenLoss } from "../policy/embedded/losses.ts";
 import { type GptParams, initValueHead } from "../policy/embedded/model.ts";
 import type { WordTokenizer } from "../policy/embedded/tokenizer.ts";
+import { isHfBase } from "../policy/hf/spec.ts";
 import { type RewardSpec, withRewards } from "../reward/index.ts";
 import { toolSpec, uniformNoise } from "../tools/index.ts";
+import type { Policy } from "../types/policy.ts";
+import type { Trajectory } from "../types/trajectory.ts";
 import { checkAnswer } from "../world/index.ts";
-import { CHECKPOINT_ARTIFACT, type RlTrainerState, removeCheckpointsAfter } from "./checkpoints.ts";
+import {
+  CHECKPOINT_ARTIFACT,
+  type RlTrainerState,
+  removeCheckpointsAfter,
+  saveRlCheckpoint,
+} from "./checkpoints.ts";
 import { ppoLoss } from "./loss.ts";
-import type { RlTrainer, RlTrainState } from "./ppo-update.ts";
+import type { RlTrainState } from "./ppo-update.ts";
 import type { RolloutEnvironment } from "./rollout-step.ts";
 import { taskSamplerFor } from "./tasks.ts";
 import type { TrainRlOptions } from "./train.ts";
@@ -45,17 +55,40 @@ export function rolloutEnvironment(options: TrainRlOptions): RolloutEnvironment 
   };
 }
 
-/** The model and trainer of a run, where it resumes, and the KL reference. */
-export interface RlTraining {
-  model: { config: GptConfig; tokenizer: WordTokenizer };
-  trainer: RlTrainer;
-  state: RlTrainState;
+/**
+ * The model side of a run, whatever the model (the lab's GPT here, a Hugging Face checkpoint with
+ * LoRA in hf-training.ts): the trainer and its state, where it resumes, the step's rollout policy,
+ * and how checkpoints and the trained model are written. The loop (train.ts) sees only this.
+ */
+export interface RlTraining<P extends ParamTree = ParamTree> {
+  trainer: Trainer<P, TokenBatch>;
+  state: TrainState<P>;
   /** RL steps already done (0, or the checkpoint's step). */
   rlStep: number;
   /** Training seconds of earlier processes of a resumed run. */
   secondsBefore: number;
-  /** The base model's params when the loss has a KL term, else null. */
-  reference: GptParams | null;
+  /** Longest token sequence trained on (episodes are cut to it). */
+  maxLen: number;
+  /**
+   * The lab's GPT (boundary tracking, the critic's values, the KL reference's log-probs), with the
+   * base's params when the loss has a KL term; null for a model without them.
+   */
+  embedded: { model: { config: GptConfig; tokenizer: WordTokenizer }; reference: GptParams | null } | null;
+  /** The policy of step `step`'s rollouts on `params` (closed by the caller). */
+  rolloutPolicy(step: number, params: P): RolloutPolicy | Promise<RolloutPolicy>;
+  /** A resumable checkpoint at `trainer.rlStep` (registered as a `checkpoint` artifact). */
+  saveCheckpoint(state: TrainState<P>, trainer: RlTrainerState): Promise<void>;
+  /** The trained model at `modelDir` (registered as the run's `model` artifact). */
+  saveModel(modelDir: string, params: P, rlStep: number, metadata: Record<string, JsonValue>): Promise<void>;
+  /** Frees the state, the reference and the compiled programs. */
+  release(state: TrainState<P>): void;
+}
+
+/** A rollout policy and, where the stored ids are not what the model read, the rewrite to them. */
+export interface RolloutPolicy {
+  policy: Policy;
+  /** The trajectory with the token ids the model conditioned on (a chat template's); identity when absent. */
+  exactIds?: (trajectory: Trajectory) => Trajectory;
 }
 
 /**
@@ -67,6 +100,32 @@ export async function openTraining(
   options: TrainRlOptions,
   environment: RolloutEnvironment,
 ): Promise<RlTraining> {
+  if (isHfBase(options.config.base)) {
+    const { openHfTraining } = await import("./hf-training.ts");
+    return (await openHfTraining(options, environment)) as unknown as RlTraining;
+  }
+  return (await openEmbeddedTraining(options, environment)) as unknown as RlTraining;
+}
+
+/** Forgets what a killed process recorded after `rlStep` (or everything, from 0), and records the tool specs once. */
+export function startRecording(
+  options: TrainRlOptions,
+  environment: RolloutEnvironment,
+  rlStep: number,
+): void {
+  const { config, store, runId } = options;
+  store.truncateAfterStep(runId, rlStep);
+  removeCheckpointsAfter(options.runDir, rlStep);
+  if (!store.toolSpecs(runId)) {
+    const [task] = environment.sampler.draw(0, 0, 1);
+    store.setToolSpecs(runId, environment.tools(task, config.seed).map(toolSpec));
+  }
+}
+
+async function openEmbeddedTraining(
+  options: TrainRlOptions,
+  environment: RolloutEnvironment,
+): Promise<RlTraining<GptParams>> {
   const { config, store, runId } = options;
   const latest = store.latestArtifact(runId, CHECKPOINT_ARTIFACT);
   const loaded = await loadModelCheckpoint(latest ? join(options.runDir, latest.path) : config.base);
@@ -107,12 +166,49 @@ export async function openTraining(
     state = trainer.init(loaded.params);
   }
   // Forget whatever a killed process recorded after the checkpoint (or everything, without one).
-  store.truncateAfterStep(runId, rlStep);
-  removeCheckpointsAfter(options.runDir, rlStep);
-  if (!store.toolSpecs(runId)) {
-    const [task] = environment.sampler.draw(0, 0, 1);
-    store.setToolSpecs(runId, environment.tools(task, config.seed).map(toolSpec));
-  }
+  startRecording(options, environment, rlStep);
   const reference = config.klCoef > 0 ? (await loadModelCheckpoint(config.base)).params : null;
-  return { model, trainer, state, rlStep, secondsBefore, reference };
+  return {
+    trainer,
+    state,
+    rlStep,
+    secondsBefore,
+    maxLen: model.config.maxLen,
+    embedded: { model, reference },
+    rolloutPolicy: (step, params) => ({
+      policy: new EmbeddedPolicy(
+        { ...model, params },
+        {
+          temperature: config.temperature,
+          capacity: Math.min(config.rolloutBatch, config.tasksPerStep * config.groupSize),
+          seed: mixSeeds(config.seed, step),
+          id: `rl:${config.name}@${step - 1}`,
+        },
+      ),
+    }),
+    saveCheckpoint: async (current, trainerState) => {
+      await saveRlCheckpoint({
+        runDir: options.runDir,
+        store,
+        runId,
+        model,
+        params: current.params,
+        opt: current.opt,
+        optimizerStep: current.step,
+        trainer: trainerState,
+        metadata: { rlConfig: config as unknown as JsonValue, base: config.base },
+        keep: config.keepCheckpoints,
+      });
+    },
+    saveModel: async (modelDir, params, rlStep, metadata) => {
+      await saveModelCheckpoint(modelDir, { ...model, params, metadata });
+      store.addArtifact(runId, { kind: "model", path: relative(options.runDir, modelDir), step: rlStep });
+    },
+    release: (current) => {
+      disposeTree(current.params);
+      disposeTree(current.opt as never);
+      if (reference) disposeTree(reference);
+      trainer.dispose();
+    },
+  };
 }

@@ -3,7 +3,9 @@
  * stalls for good inside step `stallStep`, right after that step's trajectories are stored, having
  * written `<runDir>/stalled`: the parent then kills it with SIGKILL. Not used at run time.
  *
- *   node src/rl/testing-resume-child.ts <runDir> <stallStep>
+ *   node src/rl/testing-resume-child.ts <runDir> <stallStep> [hf-chat]
+ *
+ * `hf-chat`: in testing-hf.ts's environment (the qwen3-chat fixture's conversation).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,8 +16,10 @@ import { trainRl } from "./train.ts";
 const [runDir, stall] = process.argv.slice(2);
 const store = openRunDirectory(runDir);
 const run = directoryRun(store, runDir);
+const env = process.argv[4] === "hf-chat" ? (await import("./testing-hf.ts")).chatEnvironment() : undefined;
 await trainRl({
   config: parseRlConfig(run.config),
+  ...(env ? { env } : {}),
   runDir,
   store,
   runId: run.id,

@@ -36,7 +36,7 @@
  * first update, before any change: ≈ 0 unless the sampler's and the trainer's log-probs disagree);
  * `train/skipped_nonfinite`, `train/skipped_no_signal`; `perf/rollout_seconds`,
  * `perf/update_seconds`, `perf/tokens_per_s` and `perf/episodes_per_s` (all tokens of the step's
- * episodes over rollout + update time). Boundary steps add `eval/pass@<k>`, `eval/<family>/pass@<k>`,
+ * episodes over rollout + update time); `memory/peak_rss_mb` (the process's peak resident set so far). Boundary steps add `eval/pass@<k>`, `eval/<family>/pass@<k>`,
  * `eval/sharpening` and `eval/sharpening_since_start`. Each episode is stored with its step and
  * `info.rl = { step, round, kept }` (kept: the update used it).
  *
@@ -50,23 +50,23 @@
  * `value/clip_fraction`, `value/mean` (from the loss) and `value/explained_variance`
  * (1 − Var(R − V_old)/Var(R) over the update's policy tokens) and `value/return_mean`.
  */
-import { join, relative } from "node:path";
+import { join } from "node:path";
+import { peakRssMb } from "../core/peak-rss.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
 import { warmupCosine } from "../engine/schedule.ts";
-import { disposeTree } from "../engine/tree.ts";
+import type { TrainState } from "../engine/train.ts";
+import type { ParamTree } from "../engine/tree.ts";
 import type { RunEpisodesOptions } from "../env/run-episodes.ts";
-import { saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
 import type { GptParams } from "../policy/embedded/model.ts";
 import type { Store } from "../store/index.ts";
 import type { Task } from "../types/task.ts";
 import type { AnyTool } from "../types/tool.ts";
 import { flattenTrajectory, type Trajectory } from "../types/trajectory.ts";
 import type { BoundaryPoint } from "./boundary-tracker.ts";
-import { saveRlCheckpoint } from "./checkpoints.ts";
 import type { RlConfig } from "./config.ts";
 import { INFRA_FAILURES_METRIC } from "./infra-episodes.ts";
 import { liveBoundary } from "./live-boundary.ts";
-import { ppoUpdate, type RlTrainState } from "./ppo-update.ts";
+import { ppoUpdate } from "./ppo-update.ts";
 import { rolloutStepMetrics, sampleStepGroups } from "./rollout-step.ts";
 import { openTraining, type RlTraining, rolloutEnvironment } from "./run-setup.ts";
 import type { TaskSampler } from "./tasks.ts";
@@ -140,6 +140,8 @@ export interface RlResult {
   /** Steps flagged as sharpening. */
   sharpening: { step: number; sincePrevious: boolean; sinceStart: boolean }[];
   seconds: number;
+  /** The process's peak resident set (MB) at the end: the run's memory high-water mark. */
+  peakRssMb: number;
 }
 
 export const RL_MODEL = "model";
@@ -152,9 +154,10 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
   const started = performance.now();
   const environment = rolloutEnvironment(options);
   const normLength = config.normLength ?? environment.budgets.maxTokens;
-  const evalEvery = options.env ? 0 : config.evalEvery;
   const training = await openTraining(options, environment);
-  const { model } = training;
+  // Boundary tracking measures the lab's GPT on world tasks (live-boundary.ts): off otherwise.
+  const embedded = options.env ? null : training.embedded;
+  const evalEvery = embedded ? config.evalEvery : 0;
   let { state, rlStep } = training;
   const startStep = rlStep;
   const schedule = learningRateSchedule(config);
@@ -164,7 +167,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
   const seconds = () => training.secondsBefore + (performance.now() - started) / 1000;
 
   if (rlStep === 0 && evalEvery > 0 && live.boundary.length === 0) {
-    const warning = await live.evaluate(0, { ...model, params: state.params });
+    const warning = await live.evaluate(0, { ...embedded!.model, params: state.params as GptParams });
     options.onProgress?.({ step: 0, steps: config.steps, metrics: {}, warning });
   }
 
@@ -176,7 +179,7 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     const rolloutStart = performance.now();
     const sampled = await sampleStepGroups(
       step,
-      { ...model, params: state.params },
+      await training.rolloutPolicy(step, state.params),
       environment,
       config,
       store,
@@ -209,15 +212,15 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     // ---- 5. live boundary, checkpoint, progress ----
     let warning: string | undefined;
     if (evalEvery > 0 && (step % evalEvery === 0 || step === config.steps)) {
-      warning = await live.evaluate(step, { ...model, params: state.params });
+      warning = await live.evaluate(step, { ...embedded!.model, params: state.params as GptParams });
     }
     const aborted = options.signal?.aborted ?? false;
     if (step % config.checkpointEvery === 0 || step === config.steps || aborted) {
-      await saveCheckpoint(options, training, state, rlStep, seconds());
+      await training.saveCheckpoint(state, { rlStep, seed: config.seed, seconds: seconds() });
     }
     options.onProgress?.({ step, steps: config.steps, metrics, warning });
     if (aborted && step < config.steps) {
-      release(training, state);
+      training.release(state);
       throw new Error(`rl: aborted at step ${step}; --resume ${options.runDir} continues it`);
     }
   }
@@ -234,9 +237,17 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
     boundary: live.boundary,
     sharpening: live.sharpening,
     seconds: seconds(),
+    peakRssMb: 0,
   };
-  await saveTrainedModel(result.modelDir, options, training, state.params, rlStep, live.boundary);
-  release(training, state);
+  await training.saveModel(result.modelDir, state.params, rlStep, {
+    name: config.name,
+    kind: "rl",
+    base: config.base,
+    rlConfig: config as unknown as JsonValue,
+    boundary: live.boundary as unknown as JsonValue,
+  });
+  training.release(state);
+  result.peakRssMb = peakRssMb();
   return result;
 }
 
@@ -248,26 +259,30 @@ export async function trainRl(options: TrainRlOptions): Promise<RlResult> {
 async function updatePolicy(
   options: TrainRlOptions,
   training: RlTraining,
-  state: RlTrainState,
+  state: TrainState<ParamTree>,
   step: number,
   trajectories: Trajectory[],
   learning: { learningRate: number; normLength: number },
-): Promise<{ state: RlTrainState; metrics: Record<string, number>; skippedReason: SkipReason | null }> {
+): Promise<{
+  state: TrainState<ParamTree>;
+  metrics: Record<string, number>;
+  skippedReason: SkipReason | null;
+}> {
   const { config } = options;
   if (trajectories.length === 0) return { state, metrics: {}, skippedReason: "no-signal" };
-  const { model } = training;
+  const { embedded } = training;
   const batch = await buildUpdateBatch(
     step,
     trajectories,
-    { ...model, params: state.params },
-    training.reference,
+    embedded ? { config: embedded.model.config, params: state.params as GptParams } : null,
+    embedded?.reference ?? null,
     config,
   );
   await options.transformBatch?.(batch.update);
   const updated = await ppoUpdate(training.trainer, state, batch.update, learning.learningRate, {
     step,
     config,
-    maxLen: model.config.maxLen,
+    maxLen: training.maxLen,
     normLength: learning.normLength,
   });
   return updated.metrics
@@ -302,64 +317,6 @@ function stepMetrics(
     "perf/update_seconds": updateSeconds,
     "perf/tokens_per_s": tokens / Math.max(1e-9, rolloutSeconds + updateSeconds),
     "perf/episodes_per_s": episodes.length / Math.max(1e-9, rolloutSeconds + updateSeconds),
+    "memory/peak_rss_mb": peakRssMb(),
   };
-}
-
-/** A resumable checkpoint of the run at `rlStep` (checkpoints.ts). */
-async function saveCheckpoint(
-  options: TrainRlOptions,
-  training: RlTraining,
-  state: RlTrainState,
-  rlStep: number,
-  seconds: number,
-): Promise<void> {
-  const { config } = options;
-  await saveRlCheckpoint({
-    runDir: options.runDir,
-    store: options.store,
-    runId: options.runId,
-    model: training.model,
-    params: state.params,
-    opt: state.opt,
-    optimizerStep: state.step,
-    trainer: { rlStep, seed: config.seed, seconds },
-    metadata: { rlConfig: config as unknown as JsonValue, base: config.base },
-    keep: config.keepCheckpoints,
-  });
-}
-
-/** Saves the trained model with the run's config and boundary, registered as the run's `model` artifact. */
-async function saveTrainedModel(
-  modelDir: string,
-  options: TrainRlOptions,
-  training: RlTraining,
-  params: GptParams,
-  rlStep: number,
-  boundary: readonly BoundaryPoint[],
-): Promise<void> {
-  const { config } = options;
-  await saveModelCheckpoint(modelDir, {
-    ...training.model,
-    params,
-    metadata: {
-      name: config.name,
-      kind: "rl",
-      base: config.base,
-      rlConfig: config as unknown as JsonValue,
-      boundary: boundary as unknown as JsonValue,
-    },
-  });
-  options.store.addArtifact(options.runId, {
-    kind: "model",
-    path: relative(options.runDir, modelDir),
-    step: rlStep,
-  });
-}
-
-/** Frees the params, optimizer state, reference and compiled programs. */
-function release(training: RlTraining, state: RlTrainState): void {
-  disposeTree(state.params);
-  disposeTree(state.opt as never);
-  if (training.reference) disposeTree(training.reference);
-  training.trainer.dispose();
 }

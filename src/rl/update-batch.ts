@@ -23,15 +23,18 @@ import type { RlUpdateBatch } from "./train.ts";
 export async function buildUpdateBatch(
   step: number,
   trajectories: Trajectory[],
-  model: { params: GptParams; config: GptConfig },
+  model: { params: GptParams; config: GptConfig } | null,
   reference: GptParams | null,
   config: RlConfig,
 ): Promise<{ update: RlUpdateBatch; metrics: Record<string, number> }> {
   const metrics: Record<string, number> = {};
+  // The config refuses these for a model without a critic or a reference scorer (config.ts).
+  if (!model && (config.estimator === "gae" || reference))
+    throw new Error("rl: gae and a KL term need the lab's GPT (a value head, a reference scorer)");
   // The critic's values of the kept episodes (GAE only), padded to the flattened length.
   const oldValues =
     config.estimator === "gae"
-      ? await criticValues(model.params, model.config, trajectories, config.temperature)
+      ? await criticValues(model!.params, model!.config, trajectories, config.temperature)
       : undefined;
   const advantageBatch = toAdvantageBatch(trajectories, { anchors: config.anchors, values: oldValues });
   const result = computeAdvantages(config.estimator, advantageBatch, advantageOptions(config));
@@ -45,7 +48,7 @@ export async function buildUpdateBatch(
   Object.assign(metrics, advantageStats);
   const update: RlUpdateBatch = { step, trajectories, advantages: result.advantages };
   if (oldValues && result.returns) update.critic = { oldValues, returns: result.returns };
-  if (reference) {
+  if (reference && model) {
     const scored = await scoreTokens(
       reference,
       model.config,

@@ -3,12 +3,16 @@
  * fails before any work with its path, the problem and (for choices) the valid values.
  */
 import { z } from "zod";
+import { LoraSettingsSchema } from "../policy/hf/spec.ts";
 
 export const SftConfigSchema = z
   .object({
     /** Name of the fine-tuned model (recorded in its metadata). */
     name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' or '-'"),
-    /** Checkpoint directory of the base model to start from (a shipped base, e.g. models/base-strong). */
+    /**
+     * Checkpoint directory of the base model to start from (a shipped base, e.g. models/base-strong),
+     * or `hf:<folder>`: a Hugging Face checkpoint, fine-tuned with LoRA (`lora`) on its frozen weights.
+     */
     base: z.string().min(1),
     /** Dataset directories (`agentrl data collect|stitch|import`); their trajectories are pooled. */
     data: z.array(z.string().min(1)).min(1),
@@ -41,6 +45,8 @@ export const SftConfigSchema = z
     checkpointEvery: z.number().int().positive(),
     /** Seed of the held-out split and the data order. */
     seed: z.number().int().min(0),
+    /** LoRA of an `hf:` base (PEFT's r, lora_alpha, target_modules, lora_dropout; missing ones take LORA_DEFAULTS). */
+    lora: LoraSettingsSchema.optional(),
   })
   .strict();
 
@@ -84,6 +90,8 @@ export function parseSftConfig(input: unknown): SftConfig {
     throw new Error(`invalid sft config:\n  ${problems.join("\n  ")}`);
   }
   const config = result.data;
+  if (config.lora && !config.base.startsWith("hf:"))
+    throw new Error("invalid sft config:\n  lora: LoRA needs an hf:<folder> base");
   const buckets = config.buckets ?? [];
   if (buckets.some((b, i) => i > 0 && b <= buckets[i - 1])) {
     throw new Error("invalid sft config:\n  buckets: must be strictly ascending");

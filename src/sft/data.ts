@@ -14,7 +14,8 @@ import { createRng, hashString, mixSeeds } from "../core/random.ts";
 import { type LoadedDataset, loadDataset } from "../data/dataset.ts";
 import { type EncodedEpisode, encodeEpisode } from "../pretrain/corpus.ts";
 import { isInfraFailure } from "../types/failure.ts";
-import type { Tokenizer } from "../types/policy.ts";
+import type { Tokenizer, ToolSpec } from "../types/policy.ts";
+import type { Trajectory } from "../types/trajectory.ts";
 
 export interface SftEpisode extends EncodedEpisode {
   taskId: string;
@@ -54,6 +55,11 @@ export function isHeldoutTask(taskId: string, seed: number, fraction: number): b
 export function loadSftData(options: {
   data: readonly string[];
   tokenizer: Tokenizer;
+  /**
+   * A trajectory's examples another way (an hf: checkpoint's chat template: policy/hf/sft-encode.ts),
+   * given its dataset's tool specs; null when too long. Default: the embedded policy's encoding.
+   */
+  encode?: (trajectory: Trajectory, tools: ToolSpec[] | undefined) => EncodedEpisode[] | null;
   maxLen: number;
   correctOnly: boolean;
   heldoutFraction: number;
@@ -77,7 +83,7 @@ export function loadSftData(options: {
   const trainTasks = new Set<string>();
   const heldoutTasks = new Set<string>();
   for (const directory of options.data) {
-    const { trajectories, tools: _tools, ...source } = loadDataset(directory);
+    const { trajectories, tools, ...source } = loadDataset(directory);
     sources.push(source);
     for (const trajectory of trajectories) {
       counts.trajectories++;
@@ -89,20 +95,24 @@ export function loadSftData(options: {
         counts.skippedIncorrect++;
         continue;
       }
-      const encoded = encodeEpisode(trajectory, options.tokenizer, options.maxLen);
-      if (!encoded) {
+      const encoded = options.encode
+        ? options.encode(trajectory, tools)
+        : [encodeEpisode(trajectory, options.tokenizer, options.maxLen)];
+      if (!encoded || encoded.some((example) => example === null)) {
         counts.droppedTooLong++;
         continue;
       }
-      const episode = { ...encoded, taskId: trajectory.taskId };
-      if (isHeldoutTask(trajectory.taskId, options.seed, options.heldoutFraction)) {
-        heldout.push(episode);
-        heldoutTasks.add(trajectory.taskId);
-      } else {
-        train.push(episode);
-        trainTasks.add(trajectory.taskId);
-        counts.trainTokens += encoded.ids.length;
-        counts.trainPolicyTokens += encoded.mask.reduce((a, b) => a + b, 0);
+      for (const example of encoded as EncodedEpisode[]) {
+        const episode = { ...example, taskId: trajectory.taskId };
+        if (isHeldoutTask(trajectory.taskId, options.seed, options.heldoutFraction)) {
+          heldout.push(episode);
+          heldoutTasks.add(trajectory.taskId);
+        } else {
+          train.push(episode);
+          trainTasks.add(trajectory.taskId);
+          counts.trainTokens += example.ids.length;
+          counts.trainPolicyTokens += example.mask.reduce((a, b) => a + b, 0);
+        }
       }
     }
   }

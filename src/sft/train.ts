@@ -13,21 +13,16 @@
  * fine-tuned model is written in the base's checkpoint format, so `resolvePolicy(dir)` loads it,
  * with its provenance (base, datasets, config, losses) in the manifest's metadata.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { peakRssMb } from "../core/peak-rss.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
-import { adamw } from "../engine/optim.ts";
 import { warmupCosine } from "../engine/schedule.ts";
-import { createTrainer } from "../engine/train.ts";
-import { disposeTree } from "../engine/tree.ts";
 import { makeTokenBatches } from "../policy/embedded/batch.ts";
-import { loadModelCheckpoint, saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
-import { crossEntropy, tokenLoss } from "../policy/embedded/losses.ts";
-import type { GptParams } from "../policy/embedded/model.ts";
 import type { Store } from "../store/index.ts";
 import type { SftConfig } from "./config.ts";
 import { defaultSftBuckets, loadSftData, type SftDataCounts, sftBatchPlan } from "./data.ts";
-import { maskedLoss } from "./heldout.ts";
+import { openSftModel } from "./model.ts";
 
 export interface SftProgress {
   step: number;
@@ -62,6 +57,8 @@ export interface SftResult {
   epochs: number;
   data: SftDataCounts;
   seconds: number;
+  /** The process's peak resident set (MB) at the end: the run's memory high-water mark. */
+  peakRssMb: number;
 }
 
 export const SFT_CHECKPOINT = "checkpoint";
@@ -72,39 +69,24 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
   const checkpointDir = join(options.runDir, SFT_CHECKPOINT);
   const modelDir = config.out ?? join(options.runDir, SFT_MODEL);
 
-  // ---- model, tokenizer, optimizer (from the base, or resumed) ----------------------------------
-  const resuming = existsSync(join(checkpointDir, "checkpoint.json"));
-  const loaded = await loadModelCheckpoint(resuming ? checkpointDir : config.base);
-  const { tokenizer, config: modelConfig } = loaded;
-  const baseMetadata = resuming ? (loaded.metadata?.baseMetadata ?? null) : (loaded.metadata ?? null);
-  const trainer = createTrainer<GptParams, ReturnType<typeof makeTokenBatches>[number]>({
-    loss: tokenLoss(modelConfig, crossEntropy),
-    optimizer: adamw({ weightDecay: config.weightDecay }),
-    maxGradNorm: config.maxGradNorm,
-  });
-  let state: Awaited<ReturnType<typeof trainer.step>>[0];
-  let elapsedBefore = 0;
-  let initialHeldoutLoss: number | null = null;
-  if (resuming) {
-    if (!loaded.training) throw new Error(`${checkpointDir} has no training state: cannot resume`);
-    state = { params: loaded.params, opt: loaded.training.opt, step: loaded.training.step };
-    const saved = (loaded.training.state ?? {}) as { seconds?: number; initialHeldoutLoss?: number | null };
-    elapsedBefore = Number(saved.seconds ?? 0);
-    initialHeldoutLoss = saved.initialHeldoutLoss ?? null;
-  } else {
-    if (loaded.training) disposeTree(loaded.training.opt as never);
-    state = trainer.init(loaded.params);
-  }
+  // ---- model, tokenizer, optimizer (from the base, or resumed): model.ts ----------------------
+  const model = await openSftModel(config, checkpointDir);
+  const resuming = model.resumed !== null;
+  let state = model.state;
+  const elapsedBefore = Number(model.resumed?.seconds ?? 0);
+  let initialHeldoutLoss: number | null = model.resumed?.initialHeldoutLoss ?? null;
   const startStep = state.step;
+  const modelConfig = { maxLen: model.maxLen };
 
   // ---- data ------------------------------------------------------------------------------------
-  const buckets = config.buckets ?? defaultSftBuckets(modelConfig.maxLen);
+  const buckets = config.buckets ?? model.buckets ?? defaultSftBuckets(modelConfig.maxLen);
   if (buckets.at(-1)! > modelConfig.maxLen) {
     throw new Error(`sft: bucket ${buckets.at(-1)} is longer than the model's context ${modelConfig.maxLen}`);
   }
   const data = loadSftData({
     data: config.data,
-    tokenizer,
+    tokenizer: model.tokenizer,
+    ...(model.encode ? { encode: model.encode } : {}),
     maxLen: buckets.at(-1)!,
     correctOnly: config.correctOnly,
     heldoutFraction: config.heldoutFraction,
@@ -128,7 +110,7 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
   });
   const evaluateHeldout = async (): Promise<number | null> => {
     if (heldout.length === 0) return null;
-    const { loss } = await maskedLoss(state.params, modelConfig, heldout);
+    const loss = await model.heldoutLoss(state.params, heldout);
     store.addMetrics(runId, state.step, { "loss/heldout": loss });
     return loss;
   };
@@ -142,13 +124,7 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
     heldoutLoss = initialHeldoutLoss;
   }
   const save = async () => {
-    await saveModelCheckpoint(checkpointDir, {
-      config: modelConfig,
-      tokenizer,
-      params: state.params,
-      training: { step: state.step, opt: state.opt, state: { seconds: seconds(), initialHeldoutLoss } },
-      metadata: { sftConfig: config as unknown as JsonValue, baseMetadata: baseMetadata as JsonValue },
-    });
+    await model.saveCheckpoint(checkpointDir, state, { seconds: seconds(), initialHeldoutLoss });
     store.addArtifact(runId, { kind: "checkpoint", path: SFT_CHECKPOINT, step: state.step });
   };
   let loss = Number.NaN;
@@ -166,7 +142,7 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
       normalization: "token-mean",
     });
     const learningRate = schedule(state.step);
-    const [next, result] = await trainer.step(state, microBatches, learningRate);
+    const [next, result] = await model.trainer.step(state, microBatches, learningRate);
     state = next;
     if (!Number.isFinite(result.loss)) throw new Error(`sft: non-finite loss at step ${state.step}`);
     loss = result.loss;
@@ -178,6 +154,7 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
       "data/row_length": batch.length,
       "data/rows": episodes.length,
       "data/epoch": batch.epoch,
+      "memory/peak_rss_mb": peakRssMb(),
     });
     if (state.step % config.heldoutEvery === 0 || state.step === config.steps)
       heldoutLoss = await evaluateHeldout();
@@ -191,9 +168,7 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
     if (state.step % config.checkpointEvery === 0 || state.step === config.steps) await save();
     else if (options.signal?.aborted) await save();
     if (options.signal?.aborted && state.step < config.steps) {
-      disposeTree(state.params);
-      disposeTree(state.opt as never);
-      trainer.dispose();
+      model.release(state);
       throw new Error(`sft: aborted at step ${state.step}; the checkpoint in ${checkpointDir} resumes it`);
     }
   }
@@ -213,25 +188,20 @@ export async function trainSft(options: SftOptions): Promise<SftResult> {
     epochs: config.steps / plan.batchesPerEpoch,
     data: data.counts,
     seconds: seconds(),
+    peakRssMb: 0,
   };
-  await saveModelCheckpoint(modelDir, {
-    config: modelConfig,
-    tokenizer,
-    params: state.params,
-    metadata: {
-      name: config.name,
-      kind: "sft",
-      base: config.base,
-      baseMetadata: baseMetadata as JsonValue,
-      sftConfig: config as unknown as JsonValue,
-      datasets: data.sources as unknown as JsonValue,
-      result: result as unknown as JsonValue,
-    },
+  await model.saveModel(modelDir, state.params, {
+    name: config.name,
+    kind: "sft",
+    base: config.base,
+    baseMetadata: model.baseMetadata,
+    sftConfig: config as unknown as JsonValue,
+    datasets: data.sources as unknown as JsonValue,
+    result: result as unknown as JsonValue,
   });
   writeFileSync(join(modelDir, "training.json"), `${JSON.stringify(result, null, 2)}\n`);
   store.addArtifact(runId, { kind: "model", path: relative(options.runDir, modelDir), step: state.step });
-  disposeTree(state.params);
-  disposeTree(state.opt as never);
-  trainer.dispose();
+  model.release(state);
+  result.peakRssMb = peakRssMb();
   return result;
 }

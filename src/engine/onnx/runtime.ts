@@ -188,6 +188,10 @@ export class OrtProgram {
       enableProfiling: profilePrefix !== undefined,
       profileFilePrefix: profilePrefix,
       logSeverityLevel: 3,
+      // The memory pattern allocates a run's buffers at once from the previous run's: faster, but
+      // a training step's activations then all live together (measured: a 135M model's 256-token
+      // LoRA update peaked at 3.05 GB with it, 2.3 GB without: docs/real-checkpoints.md).
+      ...(process.env.AGENTRL_ORT_MEM_PATTERN === "0" ? { enableMemPattern: false } : {}),
       // Spinning while a run is in progress and stopping when it returns: a program's small nodes
       // then do not each wait for a sleeping worker to wake (the train step: ~5% faster), and no
       // thread spins between runs, when the JavaScript side (sampling, tools) needs the core.

@@ -77,6 +77,11 @@ export interface HfPolicyOptions {
   systemPrompt?: string;
   /** Passed to the template (e.g. `{ enable_thinking: false }` for Qwen3). */
   templateExtra?: Record<string, unknown>;
+  /**
+   * Keep, per episode, the rendered ids fed before each turn until `takeContexts` (training: the
+   * ids the model read, fed-ids.ts); off by default, as a server would keep them forever.
+   */
+  recordContexts?: boolean;
 }
 
 export class HfPolicy implements Policy {
@@ -101,6 +106,7 @@ export class HfPolicy implements Policy {
   #lastUsed: number[];
   #clock = 0;
   #recorded = new Map<string, RecordedTurn[]>();
+  #contexts = new Map<string, number[][]>();
 
   constructor(model: HfEngineModel, text: HfTextSide, options: HfPolicyOptions = {}) {
     this.model = model;
@@ -162,6 +168,13 @@ export class HfPolicy implements Policy {
     return steps;
   }
 
+  /** The ids fed before each turn of an episode (`recordContexts`), forgotten once taken. */
+  takeContexts(episodeId: string): number[][] | undefined {
+    const contexts = this.#contexts.get(episodeId);
+    this.#contexts.delete(episodeId);
+    return contexts;
+  }
+
   release(episodeIds: readonly string[]): void {
     for (const id of episodeIds) {
       this.#recorded.delete(id);
@@ -197,6 +210,11 @@ export class HfPolicy implements Policy {
   /** Feeds the slot the rendering's ids beyond what it holds, or rebuilds it (a prefix break). */
   #sync(slot: number, context: PolicyContext): void {
     const ids = this.promptIds(context);
+    if (this.#options.recordContexts) {
+      const contexts = this.#contexts.get(context.episodeId) ?? [];
+      contexts[context.turns.length] = ids;
+      this.#contexts.set(context.episodeId, contexts);
+    }
     const held = this.#session.tokens(slot);
     if (context.turns.length > 0 && held.length > 0) this.continuedTurns++;
     const extendsHeld =

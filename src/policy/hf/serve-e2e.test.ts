@@ -12,15 +12,14 @@ import { join } from "node:path";
 import { test } from "node:test";
 import OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources";
-import { z } from "zod";
 import { runEpisodes } from "../../env/run-episodes.ts";
 import { startChatServer } from "../../serve/server.ts";
 import type { Policy } from "../../types/policy.ts";
-import type { Tool } from "../../types/tool.ts";
 import { EPISODE_ID_HEADER } from "../openai/spec.ts";
 import { resolvePolicy } from "../resolve.ts";
 import { loadHfPolicy, loadHfTextSide } from "./load.ts";
 import type { HfPolicy } from "./policy.ts";
+import { chatFixtureTask } from "./testing-chat-task.ts";
 import { FIXTURES } from "./testing-fixtures.ts";
 
 const FOLDER = join(FIXTURES, "qwen3-chat");
@@ -163,24 +162,8 @@ test("serve --policy hf:<folder>: the openai client's two-turn tool call equals 
 
 test("the episode loop over hf:<folder> calls the tool and answers with transformers' ids", async () => {
   const [first, second] = reference.turns;
-  const system = first.messages[0];
-  const question = first.messages[1];
-  const result = second.messages[3];
-  assert.ok(system.role === "system" && question.role === "user" && result.role === "tool");
-  const [spec] = reference.tools;
-  assert.ok(spec.type === "function");
   const calls: unknown[] = [];
-  // The fixture's tool as a user writes one: its zod schema's JSON schema is the fixture's `parameters`.
-  const search: Tool<{ query: string }> = {
-    name: spec.function.name,
-    description: spec.function.description ?? "",
-    schema: z.object({ query: z.string().describe("What to look up.") }),
-    textArgument: "query",
-    call: async (args) => {
-      calls.push(args);
-      return { status: "ok", content: String(result.content), injected: false };
-    },
-  };
+  const { task, search } = chatFixtureTask((args) => calls.push(args));
   const policy = await loadHfPolicy(FOLDER, { temperature: 0, capacity: 1 });
   // The ids each turn was prompted with, as the policy rendered them just before acting.
   const prompts: number[][] = [];
@@ -197,18 +180,7 @@ test("the episode loop over hf:<folder> calls the tool and answers with transfor
   try {
     const [trajectory] = await runEpisodes({
       policy: recording,
-      episodes: [
-        {
-          task: {
-            id: "zenda",
-            question: String(question.content),
-            systemPrompt: String(system.content),
-            answer: "1200",
-            family: "chat",
-          },
-          seed: 1,
-        },
-      ],
+      episodes: [{ task, seed: 1 }],
       tools: () => [search],
       verify: (_task, answer) => answer?.includes("1200") ?? false,
       budgets: { maxTurnTokens: 64 },

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** The `hf:<folder>` policy spec (kept apart from load.ts so resolving other specs loads no engine). */
 export const HF_PREFIX = "hf:";
 
@@ -8,3 +10,19 @@ export function parseHfSpec(spec: string): string | null {
   if (folder === "") throw new Error(`policy "${spec}": hf: needs a checkpoint folder (hf:<folder>)`);
   return folder;
 }
+
+/** True for a training base given as `hf:<folder>` (a Hugging Face checkpoint, trained with LoRA). */
+export function isHfBase(base: string): boolean {
+  return base.startsWith(HF_PREFIX);
+}
+
+/** LoRA settings (checked against the model, with the valid target names, by lora.ts's resolveLoraConfig). */
+export const LoraSettingsSchema = z
+  .object({
+    rank: z.number().int().min(1).optional(),
+    alpha: z.number().positive().optional(),
+    targets: z.array(z.string()).min(1).optional(),
+    dropout: z.number().min(0).lt(1).optional(),
+    rslora: z.boolean().optional(),
+  })
+  .strict();

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { loraFlagsFrom } from "./lora-options.ts";
+
+const HF = { policy: "hf:models/qwen" };
+
+test("LoRA flags become the config's base and lora settings", () => {
+  assert.deepEqual(
+    loraFlagsFrom({
+      ...HF,
+      loraRank: "16",
+      loraAlpha: "32",
+      loraTargets: "q_proj, v_proj",
+      loraDropout: "0.05",
+    }),
+    { base: "hf:models/qwen", lora: { rank: 16, alpha: 32, targets: ["q_proj", "v_proj"], dropout: 0.05 } },
+  );
+  assert.deepEqual(loraFlagsFrom({}), {});
+  // A config file's hf: base takes the flags too.
+  assert.deepEqual(loraFlagsFrom({ loraRank: "4" }, "hf:models/qwen"), { lora: { rank: 4 } });
+});
+
+test("bad LoRA flags are refused naming the flag and the valid values", () => {
+  const cases: [Parameters<typeof loraFlagsFrom>[0], RegExp][] = [
+    [
+      { ...HF, loraRank: "0" },
+      /--lora-rank must be an integer >= 1, got "0" \(full fine-tuning .* not supported/,
+    ],
+    [{ ...HF, loraRank: "2.5" }, /--lora-rank must be an integer >= 1, got "2.5"/],
+    [{ ...HF, loraAlpha: "0" }, /--lora-alpha must be a number > 0/],
+    [{ ...HF, loraAlpha: "x" }, /--lora-alpha must be a number >= 0, got "x"/],
+    [{ ...HF, loraDropout: "1" }, /--lora-dropout must be in \[0, 1\)/],
+    [
+      { ...HF, loraTargets: "q_proj,c_attn" },
+      /--lora-targets: "c_attn" is not a module LoRA can adapt; valid: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/,
+    ],
+    [{ loraRank: "8" }, /--lora-rank needs a Hugging Face checkpoint: --policy hf:<folder>/],
+    [{ loraTargets: "q_proj", base: "models/base-strong" }, /--lora-targets needs a Hugging Face checkpoint/],
+    [{ policy: "models/base-strong" }, /--policy must be hf:<folder>/],
+    [{ ...HF, base: "models/base-strong" }, /either --policy hf:<folder> or --base/],
+  ];
+  for (const [flags, message] of cases) assert.throws(() => loraFlagsFrom(flags), message);
+});

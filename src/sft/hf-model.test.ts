@@ -1,0 +1,142 @@
+/**
+ * `train sft` on a Hugging Face checkpoint with LoRA (hf-model.ts), on fixtures/qwen3-chat: stored
+ * episodes become chat examples through the checkpoint's template (the loss on what the assistant
+ * wrote, tool calls included), a few steps lower the held-out loss, the adapter and the merged
+ * folder load, and a run interrupted after a checkpoint resumes to the same adapter.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { collectDataset } from "../data/collect.ts";
+import { loadDataset } from "../data/dataset.ts";
+import { loadHfPolicy, loadHfTextSide } from "../policy/hf/load.ts";
+import { readPeftAdapter } from "../policy/hf/peft.ts";
+import { encodeChatEpisode } from "../policy/hf/sft-encode.ts";
+import { CHAT_FOLDER } from "../policy/hf/testing-chat-task.ts";
+import { loadHfCheckpoint } from "../policy/hf/weights.ts";
+import { chatTools } from "../policy/openai/messages.ts";
+import { createRunDirectory, openRunDirectory } from "../store/index.ts";
+import { parseSftConfig } from "./config.ts";
+import { SFT_ADAPTER } from "./model.ts";
+import { trainSft } from "./train.ts";
+
+const root = mkdtempSync(join(tmpdir(), "agentrl-hf-sft-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+const data = join(root, "data");
+await collectDataset({ tasks: { count: 24, seed: 1, family: "lookup" }, seed: 1, noise: 0, out: data });
+
+const config = (overrides: Record<string, unknown> = {}) =>
+  parseSftConfig({
+    name: "hf-sft",
+    base: `hf:${CHAT_FOLDER}`,
+    data: [data],
+    steps: 6,
+    tokensPerStep: 1024,
+    microBatchTokens: 2048,
+    learningRate: 1e-2,
+    warmupSteps: 0,
+    heldoutFraction: 0.25,
+    heldoutEvery: 6,
+    checkpointEvery: 3,
+    lora: { rank: 4, alpha: 8, targets: ["q_proj", "v_proj", "gate_proj", "up_proj", "down_proj"] },
+    ...overrides,
+  });
+
+test("episodes become chat examples: the loss covers the assistant's rendered turns, not the prompt or tool results", async () => {
+  const { trajectories, tools } = loadDataset(data);
+  const text = await loadHfTextSide(CHAT_FOLDER, "qwen3");
+  const withCall = trajectories.find((t) => t.turns.length > 1)!;
+  const examples = encodeChatEpisode(withCall, { question: "q" }, text, {
+    tools: chatTools(tools!),
+    maxLen: 4096,
+  })!;
+  assert.ok(examples.length >= 1);
+  const decode = (ids: number[]) => text.tokenizer.decode(ids, { skipSpecialTokens: false });
+  const trained = examples.map(({ ids, mask }) => decode(ids.filter((_, i) => mask[i] === 1)));
+  for (const [i, { ids, mask }] of examples.entries()) {
+    const context = decode(ids.filter((_, i) => mask[i] === 0));
+    assert.ok(
+      trained[i].trimEnd().endsWith("<|im_end|>"),
+      "each trained turn ends with the end-of-turn token",
+    );
+    assert.doesNotMatch(trained[i], /<tool_response>|<\|im_start\|>user|<\|im_start\|>system/);
+    assert.match(context, /<\|im_start\|>system[\s\S]*<tools>/, "the prompt renders the tools");
+  }
+  assert.ok(
+    trained.some((part) => part.includes("<tool_call>")),
+    "the tool call the model must write is trained",
+  );
+  // Qwen3's template writes an empty <think> block into the last assistant message only, so each
+  // turn is its own example; the later ones read the tool result in their context.
+  assert.equal(examples.length, withCall.turns.length);
+  assert.match(decode(examples.at(-1)!.ids), /<tool_response>/);
+});
+
+test("train sft on hf: with LoRA lowers the held-out loss, writes loadable adapter and merged folders, and resumes", async () => {
+  const straight = createRunDirectory({ kind: "sft", root, id: "straight", config: config() });
+  const result = await trainSft({
+    config: config(),
+    runDir: straight.directory,
+    store: straight.store,
+    runId: "straight",
+  });
+  assert.ok(result.data.trainEpisodes > 0 && result.data.heldoutEpisodes > 0);
+  assert.ok(
+    result.finalHeldoutLoss! < result.initialHeldoutLoss! - 0.1,
+    `held-out ${result.initialHeldoutLoss} → ${result.finalHeldoutLoss}`,
+  );
+  assert.ok(straight.store.metrics("straight", "memory/peak_rss_mb").length === 6);
+  straight.store.close();
+  const base = loadHfCheckpoint(CHAT_FOLDER);
+  const adapter = await readPeftAdapter(join(straight.directory, SFT_ADAPTER), base.config);
+  const merged = await loadHfPolicy(result.modelDir);
+  const viaAdapter = await loadHfPolicy(join(straight.directory, SFT_ADAPTER));
+  try {
+    const ids = Int32Array.from({ length: 64 }, (_, i) => (i * 37) % base.config.vocabSize);
+    const a = merged.model.logits(ids, 1);
+    const b = viaAdapter.model.logits(ids, 1);
+    assert.ok(a.every((x, i) => Math.abs(x - b[i]) < 1e-4));
+  } finally {
+    for (const policy of [merged, viaAdapter]) {
+      policy.model.dispose();
+      await policy.close();
+    }
+  }
+
+  // Interrupted after step 3's checkpoint, then resumed: the same adapter as the straight run.
+  const interrupted = createRunDirectory({ kind: "sft", root, id: "interrupted", config: config() });
+  const controller = new AbortController();
+  await assert.rejects(
+    trainSft({
+      config: config(),
+      runDir: interrupted.directory,
+      store: interrupted.store,
+      runId: "interrupted",
+      signal: controller.signal,
+      onProgress: (progress) => {
+        if (progress.step === 3) controller.abort();
+      },
+    }),
+    /aborted at step 3/,
+  );
+  interrupted.store.close();
+  const store = openRunDirectory(interrupted.directory);
+  const resumed = await trainSft({
+    config: config(),
+    runDir: interrupted.directory,
+    store,
+    runId: "interrupted",
+  });
+  store.close();
+  assert.equal(resumed.startStep, 3);
+  const again = await readPeftAdapter(join(interrupted.directory, SFT_ADAPTER), base.config);
+  for (const [path, tensor] of Object.entries(adapter.tensors)) {
+    const other = again.tensors[path].data;
+    assert.ok(
+      tensor.data.every((x, i) => Math.abs(x - other[i]) < 1e-5),
+      path,
+    );
+  }
+});

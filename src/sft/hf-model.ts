@@ -1,0 +1,137 @@
+/**
+ * The model side of `train sft` on a Hugging Face checkpoint (`base: "hf:<folder>"`), LoRA only
+ * (model.ts's seam): the base frozen, the adapter trained with the lab's masked cross-entropy
+ * (lora-trainer.ts), episodes rendered by the checkpoint's chat template (sft-encode.ts), the
+ * held-out loss scored on the engine with the adapter applied, the checkpoint a PEFT adapter
+ * folder with the trainer's state (lora-checkpoint.ts), and the fine-tuned model both the adapter
+ * (`<run>/adapter`) and the merged folder (`<run>/model` or `out`).
+ */
+import { existsSync, rmSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { mixSeeds } from "../core/random.ts";
+import type { JsonValue } from "../engine/checkpoint.ts";
+import { random } from "../engine/jax.ts";
+import { disposeTree, treeToHost } from "../engine/tree.ts";
+import { QUESTION_CLOSE, QUESTION_OPEN } from "../env/protocol.ts";
+import { crossEntropy } from "../policy/embedded/losses.ts";
+import { HfEngineModel } from "../policy/hf/engine.ts";
+import { loadHfTextSide } from "../policy/hf/load.ts";
+import { initLora, type LoraParams, resolveLoraConfig } from "../policy/hf/lora.ts";
+import { isLoraCheckpoint, loadLoraCheckpoint, saveLoraCheckpoint } from "../policy/hf/lora-checkpoint.ts";
+import { createLoraTrainer } from "../policy/hf/lora-trainer.ts";
+import { writeMergedCheckpoint, writePeftAdapter } from "../policy/hf/peft.ts";
+import { encodeChatEpisode } from "../policy/hf/sft-encode.ts";
+import { parseHfSpec } from "../policy/hf/spec.ts";
+import { loadHfCheckpoint } from "../policy/hf/weights.ts";
+import { chatTools } from "../policy/openai/messages.ts";
+import type { EncodedEpisode } from "../pretrain/corpus.ts";
+import type { Trajectory } from "../types/trajectory.ts";
+import type { SftConfig } from "./config.ts";
+import { SFT_ADAPTER, type SftLoopState, type SftModel } from "./model.ts";
+
+/** Longest example by default: real contexts are long, and every bucket pads to its length. */
+const HF_SFT_MAX_LEN = 4096;
+
+/** The question of an episode-loop trajectory (its prompt is `<q> question </q>`). */
+function questionOf(trajectory: Trajectory): string {
+  const text = trajectory.prompt.text;
+  const open = `${QUESTION_OPEN} `;
+  const close = ` ${QUESTION_CLOSE}`;
+  return text.startsWith(open) && text.endsWith(close) ? text.slice(open.length, -close.length) : text;
+}
+
+export async function openHfSftModel(
+  config: SftConfig,
+  checkpointDir: string,
+): Promise<SftModel<LoraParams>> {
+  const folder = resolve(parseHfSpec(config.base)!);
+  const runDir = dirname(checkpointDir);
+  const checkpoint = loadHfCheckpoint(folder);
+  const text = await loadHfTextSide(folder, checkpoint.config.modelType);
+  const lora = resolveLoraConfig(config.lora ?? {}, checkpoint.config);
+  const maxLen = Math.min(checkpoint.config.maxPositions, HF_SFT_MAX_LEN);
+  const trainer = createLoraTrainer(checkpoint, lora, {
+    loss: crossEntropy,
+    optimizer: { weightDecay: config.weightDecay },
+    maxGradNorm: config.maxGradNorm,
+    seed: config.seed,
+  });
+  let state: SftModel<LoraParams>["state"];
+  let resumed: SftLoopState | null = null;
+  if (isLoraCheckpoint(checkpointDir)) {
+    const loaded = await loadLoraCheckpoint(checkpointDir, checkpoint.config);
+    state = loaded.state;
+    resumed = loaded.trainer as SftLoopState;
+  } else {
+    state = trainer.init(initLora(lora, checkpoint.config, random.key(mixSeeds(config.seed, 0x5f7) >>> 0)));
+  }
+  return {
+    trainer,
+    state,
+    resumed,
+    maxLen,
+    buckets: [64, 128, 256, 512, 1024, 2048, 4096].filter((length) => length <= maxLen),
+    tokenizer: {
+      encode: (s) => text.tokenizer.encode(s),
+      decode: (ids) => text.tokenizer.decode(ids),
+      vocabSize: text.tokenizer.vocabSize,
+    },
+    encode: (trajectory, tools) =>
+      encodeChatEpisode(trajectory, { question: questionOf(trajectory) }, text, {
+        ...(tools ? { tools: chatTools(tools) } : {}),
+        maxLen,
+      }),
+    baseMetadata: { hf: folder },
+    heldoutLoss: async (params, episodes) => {
+      const engine = new HfEngineModel(checkpoint, {
+        maxLen,
+        lora: { config: lora, tensors: await treeToHost(params) },
+      });
+      try {
+        return pooledLoss(engine, episodes);
+      } finally {
+        engine.dispose();
+      }
+    },
+    saveCheckpoint: async (dir, current, loop) => {
+      await saveLoraCheckpoint(dir, current, {
+        lora,
+        model: checkpoint.config,
+        baseFolder: folder,
+        trainer: loop as unknown as JsonValue,
+      });
+    },
+    saveModel: async (modelDir, params, metadata) => {
+      const host = await treeToHost(params);
+      await writePeftAdapter(join(runDir, SFT_ADAPTER), host, lora, checkpoint.config, folder);
+      if (existsSync(modelDir) && !config.out) rmSync(modelDir, { recursive: true, force: true });
+      await writeMergedCheckpoint(checkpoint, host, lora, modelDir);
+      await writeFile(join(modelDir, "agentrl-training.json"), `${JSON.stringify(metadata, null, 2)}\n`);
+    },
+    release: (current) => {
+      disposeTree(current.params as never);
+      disposeTree(current.opt as never);
+      trainer.dispose();
+    },
+  };
+}
+
+/** Pooled NLL of the masked tokens (nats per token), each episode scored alone, padded to a multiple of 64. */
+function pooledLoss(engine: HfEngineModel, episodes: readonly EncodedEpisode[]): number {
+  let nll = 0;
+  let tokens = 0;
+  for (const episode of episodes) {
+    const T = Math.max(64, Math.ceil(episode.ids.length / 64) * 64);
+    const ids = new Int32Array(T);
+    ids.set(episode.ids);
+    // logprobs[t − 1] = log p(ids[t] | ids[<t]); the padding after the episode does not reach it.
+    const logprobs = engine.tokenLogprobs(ids, 1);
+    for (let t = 1; t < episode.ids.length; t++) {
+      if (episode.mask[t] !== 1) continue;
+      nll -= logprobs[t - 1];
+      tokens++;
+    }
+  }
+  return tokens === 0 ? Number.NaN : nll / tokens;
+}
