@@ -36,10 +36,18 @@ test("train rl on hf: with LoRA trains the adapter on the template's ids and wri
   const episodes = store.trajectories("hf");
   assert.equal(episodes.length, 8);
   const text = await loadHfTextSide(CHAT_FOLDER, "qwen3");
-  // A malformed call the template re-serialises differently breaks the prefix: such episodes keep
-  // the ids up to the break (fed-ids.ts); the others carry the template's observation ids.
-  const continued = episodes.filter((episode) => episode.turns.length > 1 && !episode.info?.prefixBreaks);
+  // An episode broken by the template keeps the ids up to the break (fed-ids.ts); the others carry
+  // the template's observation ids: a tool response after a call, the loop's error (a user
+  // message) after a call the parser could not read (kept as the text the model wrote).
+  const unbroken = episodes.filter((episode) => episode.turns.length > 1 && !episode.info?.prefixBreaks);
+  const continued = unbroken.filter((episode) => episode.turns[0].action.type === "tool-call");
   assert.ok(continued.length > 0, "some episode called the tool and went on");
+  for (const episode of unbroken.filter((e) => e.turns[0].action.type === "format-error")) {
+    const observed = text.tokenizer.decode(episode.turns[0].observation!.tokenIds, {
+      skipSpecialTokens: false,
+    });
+    assert.match(observed, /^\n<\|im_start\|>user\nerror : /);
+  }
   for (const episode of continued) {
     const observed = text.tokenizer.decode(episode.turns[0].observation!.tokenIds, {
       skipSpecialTokens: false,
