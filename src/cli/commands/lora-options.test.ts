@@ -31,8 +31,8 @@ test("bad LoRA flags are refused naming the flag and the valid values", () => {
     [{ ...HF, loraAlpha: "x" }, /--lora-alpha must be a number >= 0, got "x"/],
     [{ ...HF, loraDropout: "1" }, /--lora-dropout must be in \[0, 1\)/],
     [
-      { ...HF, loraTargets: "q_proj,c_attn" },
-      /--lora-targets: "c_attn" is not a module LoRA can adapt; valid: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/,
+      { ...HF, loraTargets: "q_proj,lm_head" },
+      /--lora-targets: "lm_head" is not a module LoRA can adapt; valid: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj \(Qwen3, Llama\) or c_attn, c_proj, c_fc \(GPT-2\)/,
     ],
     [{ loraRank: "8" }, /--lora-rank needs a Hugging Face checkpoint: --policy hf:<folder>/],
     [{ loraTargets: "q_proj", base: "models/base-strong" }, /--lora-targets needs a Hugging Face checkpoint/],

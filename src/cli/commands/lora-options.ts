@@ -4,7 +4,11 @@
  * supported). Each bad flag is refused naming the flag and the valid values.
  */
 import type { Command } from "commander";
-import { LORA_DEFAULTS, LORA_TARGETS, type LoraSettings } from "../../policy/hf/lora.ts";
+import { GPT2_LORA_TARGETS, LORA_DEFAULTS, LORA_TARGETS, type LoraSettings } from "../../policy/hf/lora.ts";
+
+/** Every PEFT module name of a supported architecture (the checkpoint's own are checked when it loads). */
+const TARGET_NAMES: readonly string[] = [...LORA_TARGETS, ...GPT2_LORA_TARGETS];
+
 import { parseHfSpec } from "../../policy/hf/spec.ts";
 import { parseNumber } from "./options.ts";
 
@@ -31,7 +35,7 @@ export function addLoraOptions(command: Command): Command {
     )
     .option(
       "--lora-targets <list>",
-      `comma-separated PEFT module names: ${LORA_TARGETS.join(", ")} (default ${LORA_DEFAULTS.targets.join(",")})`,
+      `comma-separated PEFT module names: ${LORA_TARGETS.join(", ")} (Qwen3, Llama; default ${LORA_DEFAULTS.targets.join(",")}), or ${GPT2_LORA_TARGETS.join(", ")} (GPT-2; default c_attn)`,
     )
     .option("--lora-dropout <p>", "dropout on the adapter's input in training, in [0, 1) (default 0)");
 }
@@ -63,9 +67,9 @@ export function loraFlagsFrom(flags: LoraFlags, fileBase?: string): { base?: str
   if (flags.loraTargets !== undefined) {
     const targets = flags.loraTargets.split(",").map((name) => name.trim());
     for (const target of targets)
-      if (!(LORA_TARGETS as string[]).includes(target))
+      if (!TARGET_NAMES.includes(target))
         throw new Error(
-          `--lora-targets: "${target}" is not a module LoRA can adapt; valid: ${LORA_TARGETS.join(", ")}`,
+          `--lora-targets: "${target}" is not a module LoRA can adapt; valid: ${LORA_TARGETS.join(", ")} (Qwen3, Llama) or ${GPT2_LORA_TARGETS.join(", ")} (GPT-2)`,
         );
     lora.targets = targets;
   }
