@@ -19,11 +19,11 @@
  * More contexts than `capacity` are served in groups; slots of episodes outside the current group
  * are evicted least-recently-used first and rebuilt when their episode comes back.
  */
-import { createRng, mixSeeds } from "../../core/random.ts";
 import { OBS_CLOSE, QUESTION_CLOSE, STOP_TOKENS } from "../../env/protocol.ts";
 import type { Policy, PolicyContext, PolicyStep } from "../../types/policy.ts";
 import type { GptConfig } from "./config.ts";
 import { DecodeSession } from "./decode-session.ts";
+import { actInGroups, decodeRequests, EpisodeSlots } from "./episode-slots.ts";
 import type { GptParams } from "./model.ts";
 import { validateSampling } from "./sampler.ts";
 import type { WordTokenizer } from "./tokenizer.ts";
@@ -75,11 +75,7 @@ export class EmbeddedPolicy implements Policy {
   readonly topP: number;
   readonly capacity: number;
   readonly seed: number;
-  #session: DecodeSession;
-  #slotOf = new Map<string, number>();
-  #episodeOf: (string | null)[];
-  #lastUsed: number[];
-  #clock = 0;
+  #slots: EpisodeSlots;
   #stopIds: number[];
 
   /** Keeps its own reference to the params (the caller keeps theirs). */
@@ -97,79 +93,41 @@ export class EmbeddedPolicy implements Policy {
     validateSampling({ temperature: this.temperature, topP: this.topP });
     this.capacity = options.capacity ?? 64;
     this.seed = options.seed ?? 0;
-    this.#session = new DecodeSession(model.params, model.config, {
+    const session = new DecodeSession(model.params, model.config, {
       rows: this.capacity,
       prefillChunk: options.prefillChunk,
       recentSlots: options.recentSlots,
     });
-    this.#episodeOf = Array.from({ length: this.capacity }, () => null);
-    this.#lastUsed = Array.from({ length: this.capacity }, () => 0);
+    this.#slots = new EpisodeSlots(session, this.capacity);
     this.#stopIds = textStopTokens(this.tokenizer.tokens).map((token) => this.tokenizer.requireId(token));
   }
 
   async act(contexts: readonly PolicyContext[], options?: { signal?: AbortSignal }): Promise<PolicyStep[]> {
-    const steps: PolicyStep[] = [];
-    for (let start = 0; start < contexts.length; start += this.capacity) {
-      if (options?.signal?.aborted) throw new Error("EmbeddedPolicy.act: aborted");
-      steps.push(...(await this.#actGroup(contexts.slice(start, start + this.capacity))));
-    }
-    return steps;
+    return actInGroups(contexts, this.capacity, { ...options, name: "EmbeddedPolicy" }, (group) =>
+      this.#actGroup(group),
+    );
   }
 
   release(episodeIds: readonly string[]): void {
-    for (const id of episodeIds) {
-      const slot = this.#slotOf.get(id);
-      if (slot === undefined) continue;
-      this.#slotOf.delete(id);
-      this.#episodeOf[slot] = null;
-      this.#session.reset(slot);
-    }
+    this.#slots.release(episodeIds);
   }
 
   async close(): Promise<void> {
-    this.#session.dispose();
-  }
-
-  #slotFor(episodeId: string, pinned: Set<number>): number {
-    const existing = this.#slotOf.get(episodeId);
-    if (existing !== undefined) return existing;
-    let slot = this.#episodeOf.indexOf(null);
-    if (slot < 0) {
-      // Evict the least recently used slot not needed by this group.
-      let best = -1;
-      for (let s = 0; s < this.capacity; s++) {
-        if (!pinned.has(s) && (best < 0 || this.#lastUsed[s] < this.#lastUsed[best])) best = s;
-      }
-      slot = best;
-      this.#slotOf.delete(this.#episodeOf[slot]!);
-    }
-    this.#episodeOf[slot] = episodeId;
-    this.#slotOf.set(episodeId, slot);
-    this.#session.reset(slot);
-    return slot;
+    this.#slots.dispose();
   }
 
   async #actGroup(contexts: readonly PolicyContext[]): Promise<PolicyStep[]> {
-    const pinned = new Set<number>();
-    for (const context of contexts) {
-      const slot = this.#slotOf.get(context.episodeId);
-      if (slot !== undefined) pinned.add(slot);
-    }
-    const slots = contexts.map((context) => {
-      const slot = this.#slotFor(context.episodeId, pinned);
-      pinned.add(slot);
-      this.#lastUsed[slot] = ++this.#clock;
-      this.#sync(slot, context);
-      return slot;
+    const slots = this.#slots.assign(contexts.map((context) => context.episodeId));
+    // The slot is fed whatever the context has beyond what it holds (or rebuilt).
+    contexts.forEach((context, i) => {
+      this.#slots.sync(slots[i], episodeIds(context));
     });
-    const results = await this.#session.generate(
-      contexts.map((context, i) => ({
-        slot: slots[i],
-        maxNew: Math.max(0, context.maxTokens),
+    const results = await this.#slots.session.generate(
+      decodeRequests(contexts, slots, {
         stop: this.#stopIds,
-        rng: createRng(mixSeeds(mixSeeds(this.seed, context.seed), context.turns.length)),
-        sampling: context.sampling ?? { temperature: this.temperature, topP: this.topP },
-      })),
+        seed: this.seed,
+        sampling: { temperature: this.temperature, topP: this.topP },
+      }),
     );
     return results.map((result) => ({
       text: this.tokenizer.decode(result.ids),
@@ -178,23 +136,13 @@ export class EmbeddedPolicy implements Policy {
       finishReason: result.finishReason,
     }));
   }
+}
 
-  /** Feeds the slot whatever the context has beyond what the slot holds (or rebuilds it). */
-  #sync(slot: number, context: PolicyContext): void {
-    const expected = [...context.prompt.tokenIds];
-    for (const turn of context.turns) expected.push(...turn.tokenIds, ...(turn.observation?.tokenIds ?? []));
-    if (expected.length === 0)
-      throw new Error(`EmbeddedPolicy: episode ${context.episodeId} has no prompt token ids`);
-    const held = this.#session.tokens(slot);
-    const extendsHeld =
-      !this.#session.isFull(slot) &&
-      held.length <= expected.length &&
-      held.every((id, i) => id === expected[i]);
-    if (extendsHeld) {
-      this.#session.feed(slot, expected.slice(held.length));
-    } else {
-      this.#session.reset(slot);
-      this.#session.feed(slot, expected);
-    }
-  }
+/** The ids of an episode so far: its prompt, then each turn's sampled ids and observation. */
+function episodeIds(context: PolicyContext): number[] {
+  const ids = [...context.prompt.tokenIds];
+  for (const turn of context.turns) ids.push(...turn.tokenIds, ...(turn.observation?.tokenIds ?? []));
+  if (ids.length === 0)
+    throw new Error(`EmbeddedPolicy: episode ${context.episodeId} has no prompt token ids`);
+  return ids;
 }

@@ -17,9 +17,9 @@
  * are the policy's options, else generation_config.json's (temperature 0 unless it samples).
  * generation_config's top_k is not applied (the sampler has temperature and top-p).
  */
-import { createRng, mixSeeds } from "../../core/random.ts";
 import type { ChatToolCall, Policy, PolicyContext, PolicyStep, Tokenizer } from "../../types/policy.ts";
 import { DecodeSession } from "../embedded/decode-session.ts";
+import { actInGroups, decodeRequests, EpisodeSlots } from "../embedded/episode-slots.ts";
 import { validateSampling } from "../embedded/sampler.ts";
 import { buildChatMessages, chatTools, type RecordedTurn } from "../openai/messages.ts";
 import type { HfEngineModel } from "./engine.ts";
@@ -99,12 +99,8 @@ export class HfPolicy implements Policy {
   continuedTurns = 0;
   readonly #text: HfTextSide;
   readonly #options: HfPolicyOptions;
-  readonly #session: DecodeSession;
+  readonly #slots: EpisodeSlots;
   readonly #stopIds: number[];
-  #slotOf = new Map<string, number>();
-  #episodeOf: (string | null)[];
-  #lastUsed: number[];
-  #clock = 0;
   #recorded = new Map<string, RecordedTurn[]>();
   #contexts = new Map<string, number[][]>();
 
@@ -130,9 +126,10 @@ export class HfPolicy implements Policy {
       throw new Error(
         `${this.id}: no end-of-sequence id in generation_config.json, config.json or the tokenizer`,
       );
-    this.#session = new DecodeSession(model.kvModel, null, { rows: this.capacity });
-    this.#episodeOf = Array.from({ length: this.capacity }, () => null);
-    this.#lastUsed = Array.from({ length: this.capacity }, () => 0);
+    this.#slots = new EpisodeSlots(
+      new DecodeSession(model.kvModel, null, { rows: this.capacity }),
+      this.capacity,
+    );
   }
 
   /**
@@ -160,12 +157,9 @@ export class HfPolicy implements Policy {
   }
 
   async act(contexts: readonly PolicyContext[], options?: { signal?: AbortSignal }): Promise<PolicyStep[]> {
-    const steps: PolicyStep[] = [];
-    for (let start = 0; start < contexts.length; start += this.capacity) {
-      if (options?.signal?.aborted) throw new Error("HfPolicy.act: aborted");
-      steps.push(...(await this.#actGroup(contexts.slice(start, start + this.capacity))));
-    }
-    return steps;
+    return actInGroups(contexts, this.capacity, { ...options, name: "HfPolicy" }, (group) =>
+      this.#actGroup(group),
+    );
   }
 
   /** The ids fed before each turn of an episode (`recordContexts`), forgotten once taken. */
@@ -176,35 +170,12 @@ export class HfPolicy implements Policy {
   }
 
   release(episodeIds: readonly string[]): void {
-    for (const id of episodeIds) {
-      this.#recorded.delete(id);
-      const slot = this.#slotOf.get(id);
-      if (slot === undefined) continue;
-      this.#slotOf.delete(id);
-      this.#episodeOf[slot] = null;
-      this.#session.reset(slot);
-    }
+    for (const id of episodeIds) this.#recorded.delete(id);
+    this.#slots.release(episodeIds);
   }
 
   async close(): Promise<void> {
-    this.#session.dispose();
-  }
-
-  #slotFor(episodeId: string, pinned: Set<number>): number {
-    const existing = this.#slotOf.get(episodeId);
-    if (existing !== undefined) return existing;
-    let slot = this.#episodeOf.indexOf(null);
-    if (slot < 0) {
-      let best = -1;
-      for (let s = 0; s < this.capacity; s++)
-        if (!pinned.has(s) && (best < 0 || this.#lastUsed[s] < this.#lastUsed[best])) best = s;
-      slot = best;
-      this.#slotOf.delete(this.#episodeOf[slot]!);
-    }
-    this.#episodeOf[slot] = episodeId;
-    this.#slotOf.set(episodeId, slot);
-    this.#session.reset(slot);
-    return slot;
+    this.#slots.dispose();
   }
 
   /** Feeds the slot the rendering's ids beyond what it holds, or rebuilds it (a prefix break). */
@@ -215,44 +186,26 @@ export class HfPolicy implements Policy {
       contexts[context.turns.length] = ids;
       this.#contexts.set(context.episodeId, contexts);
     }
-    const held = this.#session.tokens(slot);
-    if (context.turns.length > 0 && held.length > 0) this.continuedTurns++;
-    const extendsHeld =
-      !this.#session.isFull(slot) && held.length <= ids.length && held.every((id, i) => id === ids[i]);
-    if (extendsHeld) {
-      this.#session.feed(slot, ids.slice(held.length));
-      return;
-    }
-    if (held.length > 0) this.prefixBreaks++;
-    this.#session.reset(slot);
-    this.#session.feed(slot, ids);
+    const { extended, held } = this.#slots.sync(slot, ids);
+    if (context.turns.length > 0 && held > 0) this.continuedTurns++;
+    if (!extended && held > 0) this.prefixBreaks++;
   }
 
   async #actGroup(contexts: readonly PolicyContext[]): Promise<PolicyStep[]> {
-    const pinned = new Set<number>();
-    for (const context of contexts) {
-      const slot = this.#slotOf.get(context.episodeId);
-      if (slot !== undefined) pinned.add(slot);
-    }
-    const slots = contexts.map((context) => {
-      const slot = this.#slotFor(context.episodeId, pinned);
-      pinned.add(slot);
-      this.#lastUsed[slot] = ++this.#clock;
-      this.#sync(slot, context);
-      return slot;
+    const slots = this.#slots.assign(contexts.map((context) => context.episodeId));
+    contexts.forEach((context, i) => {
+      this.#sync(slots[i], context);
     });
-    const results = await this.#session.generate(
-      contexts.map((context, i) => ({
-        slot: slots[i],
-        maxNew: Math.max(0, context.maxTokens),
+    const results = await this.#slots.session.generate(
+      decodeRequests(contexts, slots, {
         stop: this.#stopIds,
-        rng: createRng(mixSeeds(mixSeeds(this.seed, context.seed), context.turns.length)),
-        sampling: context.sampling ?? { temperature: this.temperature, topP: this.topP },
-      })),
+        seed: this.seed,
+        sampling: { temperature: this.temperature, topP: this.topP },
+      }),
     );
     return results.map((result, i) => {
       const context = contexts[i];
-      if (this.#session.isFull(slots[i]))
+      if (this.#slots.session.isFull(slots[i]))
         return {
           text: "",
           tokenIds: [],
