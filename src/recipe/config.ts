@@ -8,7 +8,7 @@
  *            (the report says so where it is the case); what the test suite runs (at
  *            `--seeds 2`, to cover the seeds' stages).
  *   default  what `npm start` runs: every trained arm at 3 training seeds, within the 8-minute
- *            budget on 2 cores: credit runs of 288 rollouts each (12 steps of 4 × 6) tested on 96
+ *            budget on 2 cores: credit runs of 576 rollouts each (24 steps of 4 × 6) tested on 96
  *            chains × 6; SFT at 12 steps and noise RL at 4 to pay for them. Whether each RL arm
  *            learned is in the report (`arms[]`); at these sizes many do not (docs/recipe.md).
  *   full     the same experiments with larger evaluations and longer training.
@@ -287,11 +287,12 @@ const DEFAULT: RecipeConfig = {
     family: "chain",
     estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
     reward: "turn-credit",
-    // 12 steps of 4 × 6 (was 8 of 6 × 6: the same 288 rollouts, and the same stage time side by
-    // side on one machine, 148 s against 143.5 s): more, smaller updates left 4 of the 12 arm-seeds
-    // learned where 8 × 6 × 6 left 2; lr 1e-4, 16 × 3 and 9 × 4 × 8 left fewer (docs/recipe.md's
-    // tuning log)
-    steps: 12,
+    // 24 steps of 4 × 6 (576 rollouts; was 12 steps, 8 of 6 × 6 before that): the headroom the
+    // 5.1-min default left under the 8-minute budget spent on the credit runs, the arms that
+    // responded to it: 9 of the 12 arm-seeds learned at 24 steps and at 20 (mean end − start
+    // +0.063 against +0.051), 4 at 12; lr 1e-4, 16 × 3 and 9 × 4 × 8 left fewer, and longer or
+    // larger-group main-line and noise runs learned no more (docs/recipe.md's tuning log)
+    steps: 24,
     tasksPerStep: 4,
     groupSize: 6,
     temperature: 0.6,
