@@ -37,6 +37,7 @@ from datasets import Dataset  # noqa: E402
 from peft import LoraConfig  # noqa: E402
 from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast, TrainerCallback  # noqa: E402
 
+from hf_reference import CONFIGS  # noqa: E402
 from hf_reference import make as make_checkpoints  # noqa: E402
 
 
@@ -52,7 +53,7 @@ def word_tokenizer(vocab):
 
 def make(out):
     make_checkpoints(out)
-    for name in os.listdir(out):
+    for name in CONFIGS:
         folder = os.path.join(out, name)
         with open(os.path.join(folder, "config.json")) as f:
             vocab = json.load(f)["vocab_size"]
