@@ -24,7 +24,13 @@ import { countParams, disposeTree, refTree, treeFromHost, treeToHost } from "../
 import { DecodeSession } from "../src/policy/embedded/decode-session.ts";
 import { crossEntropy, type PerTokenLoss } from "../src/policy/embedded/losses.ts";
 import { HfEngineModel } from "../src/policy/hf/engine.ts";
-import { initLora, type LoraConfig, type LoraParams, resolveLoraConfig } from "../src/policy/hf/lora.ts";
+import {
+  initLora,
+  type LoraConfig,
+  type LoraParams,
+  mergeLora,
+  resolveLoraConfig,
+} from "../src/policy/hf/lora.ts";
 import type { HfParams } from "../src/policy/hf/model.ts";
 import { type HfLoraBatch, hfLoraTokenLoss } from "../src/policy/hf/token-loss.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "../src/policy/hf/weights.ts";
@@ -44,6 +50,11 @@ export interface TrlBenchSettings {
   prompts: number[][];
   /** SFT rows, token ids (all the same length). */
   sftRows: number[][];
+  /**
+   * Sample from the base with the adapter merged in (W + s·B·A on the host each step) rather than
+   * unmerged (the adapter's two small products per projection as extra nodes of every decode step).
+   */
+  merge: boolean;
 }
 
 /** The bench's reward: the fraction of even ids in a completion (deterministic, same on both sides). */
@@ -138,8 +149,13 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
   try {
     for (let step = 0; step < settings.warmup + settings.steps; step++) {
       const t0 = performance.now();
-      const adapter = { config: lora, tensors: await treeToHost(state.params) };
-      const engine = new HfEngineModel(checkpoint, { maxLen: T, lora: adapter });
+      const adapter = await treeToHost(state.params);
+      const engine = settings.merge
+        ? new HfEngineModel(
+            { ...checkpoint, tensors: mergeLora(checkpoint.tensors, adapter, lora, checkpoint.config) },
+            { maxLen: T },
+          )
+        : new HfEngineModel(checkpoint, { maxLen: T, lora: { config: lora, tensors: adapter } });
       const session = new DecodeSession(engine.kvModel, null, { rows: B });
       const t1 = performance.now();
       let results: Awaited<ReturnType<DecodeSession["generate"]>>;
@@ -219,6 +235,7 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
     disposeTree(state.params as never);
     disposeTree(base as never);
   }
+  if (process.env.AGENTRL_TRL_BENCH_DEBUG) process.stderr.write(`${JSON.stringify({ steps, ...phases })}\n`);
   return {
     step_s: median(steps),
     profile: Object.fromEntries(
