@@ -24,17 +24,12 @@ import { countParams, disposeTree, refTree, treeFromHost, treeToHost } from "../
 import { DecodeSession } from "../src/policy/embedded/decode-session.ts";
 import { crossEntropy, type PerTokenLoss } from "../src/policy/embedded/losses.ts";
 import { HfEngineModel } from "../src/policy/hf/engine.ts";
-import {
-  initLora,
-  type LoraConfig,
-  type LoraParams,
-  mergeLora,
-  resolveLoraConfig,
-} from "../src/policy/hf/lora.ts";
+import { initLora, type LoraConfig, type LoraParams, resolveLoraConfig } from "../src/policy/hf/lora.ts";
 import type { HfParams } from "../src/policy/hf/model.ts";
 import { type HfLoraBatch, hfLoraTokenLoss } from "../src/policy/hf/token-loss.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "../src/policy/hf/weights.ts";
 import { ppoLoss } from "../src/rl/loss.ts";
+import { createLoraMerger } from "./lora-merger.ts";
 
 /** What both sides are given (bench/trl.ts writes it as JSON for the Python side too). */
 export interface TrlBenchSettings {
@@ -51,7 +46,7 @@ export interface TrlBenchSettings {
   /** SFT rows, token ids (all the same length). */
   sftRows: number[][];
   /**
-   * Sample from the base with the adapter merged in (W + s·B·A on the host each step) rather than
+   * Sample from the base with the adapter merged in (W + s·B·A each step, lora-merger.ts) rather than
    * unmerged (the adapter's two small products per projection as extra nodes of every decode step).
    */
   merge: boolean;
@@ -136,6 +131,7 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
   const T = P + C;
   let state = trainer.init(initLora(lora, checkpoint.config, random.key(0)));
   const trainable = countParams(state.params);
+  const merger = settings.merge ? createLoraMerger(lora, checkpoint.config, checkpoint.tensors) : null;
   const phases: Record<keyof GrpoFigures["profile"], number[]> = {
     adapter_s: [],
     sample_s: [],
@@ -150,9 +146,9 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
     for (let step = 0; step < settings.warmup + settings.steps; step++) {
       const t0 = performance.now();
       const adapter = await treeToHost(state.params);
-      const engine = settings.merge
+      const engine = merger
         ? new HfEngineModel(
-            { ...checkpoint, tensors: mergeLora(checkpoint.tensors, adapter, lora, checkpoint.config) },
+            { ...checkpoint, tensors: merger.merge(checkpoint.tensors, adapter) },
             { maxLen: T },
           )
         : new HfEngineModel(checkpoint, { maxLen: T, lora: { config: lora, tensors: adapter } });
@@ -231,6 +227,7 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
       engine.dispose();
     }
   } finally {
+    merger?.dispose();
     trainer.dispose();
     disposeTree(state.params as never);
     disposeTree(base as never);
