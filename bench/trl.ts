@@ -8,7 +8,8 @@
  *   (fraction of even ids), group-normalised advantages, PPO-clip ε 0.2, β 0, token mean, LoRA
  *   r 16 / alpha 32 on q,k,v,o_proj, AdamW lr 1e-5 without weight decay, grad norm 1. Ours:
  *   bench/trl-step.ts (engine sampling with the unmerged adapter, one compiled update on ONNX
- *   Runtime); theirs: GRPOTrainer + PEFT on PyTorch CPU (no vLLM).
+ *   Runtime); theirs: GRPOTrainer + PEFT on PyTorch CPU (no vLLM, gradient checkpointing off as
+ *   ours has none).
  * - SFT: 4 rows × 128 tokens, cross-entropy on every token; ours a compiled LoRA step, theirs
  *   SFTTrainer + PEFT on pre-tokenised rows.
  *

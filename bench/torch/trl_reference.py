@@ -97,6 +97,9 @@ def common(args):
         learning_rate=args.lr,
         weight_decay=0.0,
         max_grad_norm=1.0,
+        # TRL turns it on by default; ours keeps the activations, so TRL does too (faster, and the
+        # same work: no forward recomputed in the backward).
+        gradient_checkpointing=False,
         lr_scheduler_type="constant",
         gradient_accumulation_steps=1,
         max_steps=args.warmup + args.steps,
@@ -167,6 +170,7 @@ def grpo(args):
                 "trainable_params": params,
                 "peak_rss_mb": peak_rss_mb(),
                 "threads": torch.get_num_threads(),
+                "gradient_checkpointing": bool(getattr(trainer.model, "is_gradient_checkpointing", False)),
             }
         ),
         flush=True,
@@ -212,6 +216,7 @@ def sft(args):
                 "trainable_params": params,
                 "peak_rss_mb": peak_rss_mb(),
                 "threads": torch.get_num_threads(),
+                "gradient_checkpointing": bool(getattr(trainer.model, "is_gradient_checkpointing", False)),
             }
         ),
         flush=True,
