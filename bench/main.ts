@@ -22,7 +22,11 @@ const suites: Record<string, () => Promise<Record<string, number | null>>> = {
   "agent-eval": async () => (await import("./agent-eval.ts")).benchAgentEval(),
   // Hugging Face checkpoints (Qwen3 ~28M, SmolLM2-135M shape) against transformers.
   hf: async () => (await import("./hf.ts")).benchHf(),
+  // LoRA GRPO and SFT steps against TRL (minutes of Python training): only with --only trl.
+  trl: async () => (await import("./trl.ts")).benchTrl(),
 };
+/** Suites left out of a run without --only (too slow for the default set). */
+const OPT_IN = new Set(["trl"]);
 
 function positiveInteger(value: string): number {
   const n = Number(value);
@@ -53,7 +57,7 @@ const program = new Command()
   .addOption(
     new Option(
       "--only <suites>",
-      `comma-separated suites to run: ${Object.keys(suites).join(", ")}`,
+      `comma-separated suites to run: ${Object.keys(suites).join(", ")} (without it: all but ${[...OPT_IN].join(", ")})`,
     ).argParser(suiteList),
   )
   .addOption(
@@ -69,7 +73,7 @@ const program = new Command()
 program.parse();
 const values = program.opts<{ json: boolean; only?: string[]; rounds: number }>();
 rounds = values.rounds;
-const selected = values.only ?? Object.keys(suites);
+const selected = values.only ?? Object.keys(suites).filter((name) => !OPT_IN.has(name));
 for (const name of selected) {
   if (!values.json) process.stderr.write(`bench: ${name}…\n`);
   Object.assign(figures, await suites[name]());

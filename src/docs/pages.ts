@@ -12,6 +12,7 @@ import { formatMarkdown } from "./format.ts";
 import { writeBlock } from "./generated-block.ts";
 import { HF_BENCH_RECORD, hfBenchTable } from "./hf-bench-table.ts";
 import { armsTable, RESULTS_REPORT, resultsDetail, resultsTable } from "./results-table.ts";
+import { TRL_BENCH_RECORD, trlBenchTable } from "./trl-bench-table.ts";
 
 export interface GeneratedText {
   /** Page path from the repository root. */
@@ -52,6 +53,14 @@ export function hfBenchContent(root: string): string {
     : `No record is committed yet. Run \`npm run bench -- --only hf --json > hf-out.json\`, then \`npm run docs:bench -- --record-hf hf-out.json\`.`;
 }
 
+/** The TRL bench table, or what to do while no record is committed. */
+export function trlBenchContent(root: string): string {
+  const record = readJson<BenchRecord>(root, TRL_BENCH_RECORD);
+  return record
+    ? trlBenchTable(record)
+    : `No record is committed yet. Run \`npm run bench -- --only trl --json > trl-out.json\`, then \`npm run docs:bench -- --record-trl trl-out.json\`.`;
+}
+
 export type GeneratedKind = "cli" | "results" | "bench";
 
 export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): GeneratedText[] {
@@ -66,6 +75,7 @@ export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): G
   if (kinds.includes("bench")) {
     out.push({ page: "docs/performance.md", block: "bench", content: benchContent(root) });
     out.push({ page: "docs/real-checkpoints.md", block: "hf-bench", content: hfBenchContent(root) });
+    out.push({ page: "docs/real-checkpoints.md", block: "trl-bench", content: trlBenchContent(root) });
   }
   return out;
 }
