@@ -70,7 +70,17 @@ const passAt = (c: readonly TaskCount[], k: number) =>
 
 const base = join(out, "base-hf");
 agentrl("export", "hf", "models/base-strong", "--out", base);
-agentrl("eval", "--runs", join(out, "runs"), "--policy", `hf:${base}`, ...EVAL, ...SAMPLING, "--run-id", "eval-start");
+agentrl(
+  "eval",
+  "--runs",
+  join(out, "runs"),
+  "--policy",
+  `hf:${base}`,
+  ...EVAL,
+  ...SAMPLING,
+  "--run-id",
+  "eval-start",
+);
 const start = counts("eval-start");
 const arms = SEEDS.map((seed) => {
   const seconds = agentrl(
@@ -104,7 +114,17 @@ const arms = SEEDS.map((seed) => {
     `rl-s${seed}`,
   );
   const adapter = join(out, "runs", `rl-s${seed}`, "adapter");
-  agentrl("eval", "--runs", join(out, "runs"), "--policy", `hf:${adapter}`, ...EVAL, ...SAMPLING, "--run-id", `eval-s${seed}`);
+  agentrl(
+    "eval",
+    "--runs",
+    join(out, "runs"),
+    "--policy",
+    `hf:${adapter}`,
+    ...EVAL,
+    ...SAMPLING,
+    "--run-id",
+    `eval-s${seed}`,
+  );
   const end = counts(`eval-s${seed}`);
   const difference = pairedDifference(start, end, undefined, seed);
   return {
