@@ -68,13 +68,26 @@ export async function saveCheckpoint(dir: string, content: CheckpointContent): P
   const sums = [...files].map(([file, bytes]) => `${sha256(bytes)}  ${file}`).join("\n");
   files.set(CHECKSUM_FILE, new TextEncoder().encode(`${sums}\n`));
 
+  await writeFolderAtomically(dir, async (temporary) => {
+    for (const [file, bytes] of files) await writeFile(join(temporary, file), bytes);
+  });
+}
+
+/**
+ * Writes a whole folder atomically: `write` fills a temporary folder beside `dir`, which is then
+ * swapped in for it, so `dir` is always complete, the old or the new (and the old is removed).
+ */
+export async function writeFolderAtomically(
+  dir: string,
+  write: (temporary: string) => Promise<void>,
+): Promise<void> {
   const parent = dirname(dir);
   await mkdir(parent, { recursive: true });
   const suffix = `${process.pid}-${randomBytes(4).toString("hex")}`;
   const temporary = join(parent, `.${basename(dir)}.tmp-${suffix}`);
   await mkdir(temporary);
   try {
-    for (const [file, bytes] of files) await writeFile(join(temporary, file), bytes);
+    await write(temporary);
     const previous = join(parent, `.${basename(dir)}.old-${suffix}`);
     const exists = await stat(dir).then(
       () => true,

@@ -6,9 +6,13 @@
  * checksummed). A save is atomic (written beside, then swapped in); callers register it after.
  */
 import { existsSync } from "node:fs";
-import { rename, rm } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
-import { type JsonValue, loadCheckpoint, saveCheckpoint } from "../../engine/checkpoint.ts";
+import { join } from "node:path";
+import {
+  type JsonValue,
+  loadCheckpoint,
+  saveCheckpoint,
+  writeFolderAtomically,
+} from "../../engine/checkpoint.ts";
 import type { AdamWState } from "../../engine/optim.ts";
 import type { TrainState } from "../../engine/train.ts";
 import { arrayFromHost, flattenTree, treeFromHost, treeToHost, unflattenTree } from "../../engine/tree.ts";
@@ -28,24 +32,14 @@ export async function saveLoraCheckpoint(
   state: TrainState<LoraParams>,
   options: { lora: LoraConfig; model: HfModelConfig; baseFolder: string; trainer: JsonValue },
 ): Promise<void> {
-  const suffix = `${process.pid}-${Date.now()}`;
-  const temporary = join(dirname(dir), `.${basename(dir)}.tmp-${suffix}`);
-  try {
+  await writeFolderAtomically(dir, async (temporary) => {
     const params = await treeToHost(state.params);
     await writePeftAdapter(temporary, params, options.lora, options.model, options.baseFolder);
     await saveCheckpoint(join(temporary, LORA_TRAINER_DIR), {
       manifest: { kind: KIND, optimizerStep: state.step, state: options.trainer },
       tensors: { optimizer: await treeToHost(state.opt as never) },
     });
-    const previous = join(dirname(dir), `.${basename(dir)}.old-${suffix}`);
-    const exists = existsSync(dir);
-    if (exists) await rename(dir, previous);
-    await rename(temporary, dir);
-    if (exists) await rm(previous, { recursive: true, force: true });
-  } catch (error) {
-    await rm(temporary, { recursive: true, force: true });
-    throw error;
-  }
+  });
 }
 
 /** True when `dir` holds a complete checkpoint (its trainer state was written). */
