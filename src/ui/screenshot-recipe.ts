@@ -27,13 +27,13 @@ try {
 
   await page.click(`tr.verdict[data-claim="${claim}"] a.claim-link`);
   await page.waitForSelector('section.claim[data-loaded="true"]', { timeout: 60_000 });
-  await page.$eval("section.claim", (section) => section.scrollIntoView());
+  await page.locator("section.claim").scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${prefix}-claim.png` });
 
   // the compared arms only (default GRPO and MT-GRPO), at the first seed
-  const arms = await page.$$eval("input[data-arm]", (inputs) =>
-    inputs.map((input) => input.getAttribute("data-arm")),
-  );
+  const inputs = page.locator("input[data-arm]");
+  const arms: (string | null)[] = [];
+  for (let i = 0; i < (await inputs.count()); i++) arms.push(await inputs.nth(i).getAttribute("data-arm"));
   for (const arm of arms)
     if (!compared.split(",").includes(arm ?? "")) await page.uncheck(`input[data-arm="${arm}"]`);
   await page.click("a.compare-seed >> nth=0");
