@@ -6,12 +6,10 @@
  * logits; a run killed mid-step resumes from its last adapter checkpoint.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { HfEngineModel } from "../policy/hf/engine.ts";
 import { loadHfPolicy, loadHfTextSide } from "../policy/hf/load.ts";
 import { readPeftAdapter } from "../policy/hf/peft.ts";
@@ -22,6 +20,7 @@ import { createRunDirectory, openRunDirectory } from "../store/index.ts";
 import { flattenTrajectory } from "../types/trajectory.ts";
 import { RL_ADAPTER } from "./checkpoints.ts";
 import { parseRlConfig } from "./config.ts";
+import { stallResumeChild } from "./testing.ts";
 import { chatEnvironment, hfConfig } from "./testing-hf.ts";
 import { trainRl } from "./train.ts";
 
@@ -111,22 +110,7 @@ test("train rl on hf: killed mid-step resumes from its last adapter checkpoint, 
   const directory = created.directory;
   // The child (the lab's resume child, in the chat environment) stalls inside step 3, after
   // storing its trajectories and before updating.
-  const child = spawn(
-    process.execPath,
-    [fileURLToPath(new URL("./testing-resume-child.ts", import.meta.url)), directory, "3", "hf-chat"],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  while (!existsSync(join(directory, "stalled"))) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      assert.fail(`the child never reached step 3: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  const child = await stallResumeChild(directory, 3, "hf-chat");
   const peek = openRunDirectory(directory);
   assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
   // Steps 1–2 moved the adapter off PEFT's zero B: restoring it matters for what step 3 samples.
@@ -142,8 +126,7 @@ test("train rl on hf: killed mid-step resumes from its last adapter checkpoint, 
   const killed = peek.trajectories("resume", { step: 3 });
   assert.equal(killed.length, 4);
   peek.close();
-  child.kill("SIGKILL");
-  await exited;
+  await child.kill();
 
   const store = openRunDirectory(directory);
   const result = await trainRl({ config, runDir: directory, store, runId: "resume", env: chatEnvironment() });

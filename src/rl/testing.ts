@@ -2,9 +2,11 @@
  * Test helpers of the RL trainer: a tiny random base over the embedded vocabulary, saved in a temp
  * directory, and a small config that runs a step in about a second. Not used at run time.
  */
-import { mkdtempSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { keyFromSeed } from "../engine/init.ts";
 import { disposeTree } from "../engine/tree.ts";
 import { saveModelCheckpoint } from "../policy/embedded/checkpoint.ts";
@@ -47,4 +49,43 @@ export function tinyRlConfig(base: string, overrides: Partial<RlConfig> = {}): R
     evalEvery: 0,
     ...overrides,
   });
+}
+
+/**
+ * Starts testing-resume-child.ts on `directory` and waits until it stalls inside step `step` (after
+ * storing that step's trajectories, before updating); `kill()` then SIGKILLs it and waits for its
+ * exit. `environment` names the child's environment ("hf-chat"), absent for the lab's.
+ */
+export async function stallResumeChild(
+  directory: string,
+  step: number,
+  environment?: string,
+): Promise<{ kill(): Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    [
+      fileURLToPath(new URL("./testing-resume-child.ts", import.meta.url)),
+      directory,
+      String(step),
+      ...(environment ? [environment] : []),
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!existsSync(join(directory, "stalled"))) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`the child never reached step ${step}: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return {
+    async kill() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
 }

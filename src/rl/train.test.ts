@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { createTrainer } from "../engine/train.ts";
 import { disposeTree, treeToHost } from "../engine/tree.ts";
 import { runEpisodes } from "../env/run-episodes.ts";
@@ -21,7 +19,7 @@ import { flattenTrajectory } from "../types/trajectory.ts";
 import { checkAnswer } from "../world/index.ts";
 import { assembleSequences } from "./assemble.ts";
 import { ppoLoss } from "./loss.ts";
-import { saveTinyBase, tinyRlConfig } from "./testing.ts";
+import { saveTinyBase, stallResumeChild, tinyRlConfig } from "./testing.ts";
 import { type RlUpdateBatch, trainRl } from "./train.ts";
 
 async function hostParams(dir: string): Promise<Map<string, Float32Array>> {
@@ -144,32 +142,14 @@ test("kill -9 mid-step, then resume: every step's trajectories stored once, none
   const directory = created.directory;
 
   // The child stalls inside step 3, after storing its trajectories and before updating.
-  const child = spawn(
-    process.execPath,
-    [fileURLToPath(new URL("./testing-resume-child.ts", import.meta.url)), directory, "3"],
-    {
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
-  let stderr = "";
-  child.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  while (!existsSync(join(directory, "stalled"))) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      assert.fail(`the child never reached step 3: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  const child = await stallResumeChild(directory, 3);
   const peek = openRunDirectory(directory);
   assert.equal(peek.countTrajectories("resume", { step: 3 }), 8, "step 3's trajectories are stored");
   assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
   const killedStep3 = peek.trajectories("resume", { step: 3 });
   const killedSeqs = [...peek.iterateTrajectories("resume", { step: 3 })].map((stored) => stored.seq);
   peek.close();
-  child.kill("SIGKILL");
-  await exited;
+  await child.kill();
 
   const store = openRunDirectory(directory);
   const result = await trainRl({ config, runDir: directory, store, runId: "resume" });
