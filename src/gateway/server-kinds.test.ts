@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { parseCompletion, tokenIdsVerdict, upstreamErrorMessage } from "./completion.ts";
+import { QUESTION, TOOLS } from "./doubles/testing-contract.ts";
 import { startServerDouble } from "./doubles/testing-double.ts";
 import { resolveUpstream } from "./resolve-upstream.ts";
 import { startGateway } from "./server.ts";
@@ -24,18 +25,6 @@ before(async () => {
   inner = await resolveUpstream("models/base-strong");
 });
 after(() => inner.close?.());
-
-const TOOLS = [
-  {
-    type: "function",
-    function: {
-      name: "search",
-      description: "search the documents",
-      parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
-    },
-  },
-];
-const QUESTION = [{ role: "user", content: "what is the population of zenda ?" }];
 
 async function oneCall(
   kind: Parameters<typeof startServerDouble>[0],

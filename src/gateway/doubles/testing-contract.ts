@@ -43,7 +43,8 @@ export interface ContractResult {
   leaks: string[];
 }
 
-const TOOLS = [
+/** The one tool of the contract's calls (and of the server-kind tests). */
+export const TOOLS = [
   {
     type: "function",
     function: {
@@ -53,7 +54,7 @@ const TOOLS = [
     },
   },
 ];
-const QUESTION = [{ role: "user", content: "what is the population of zenda ?" }];
+export const QUESTION = [{ role: "user", content: "what is the population of zenda ?" }];
 /** A seed at which base-strong calls the tool on this question (checked by the tools cases). */
 const SEED = 3;
 
