@@ -305,7 +305,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       const since = performance.now();
       const textOnly = options.server && !kindProfile(options.server.kind).tokenIds ? options.server : null;
       // A policy rendering turns with its own template (hf:) counted its prefix breaks while coverage sampled it.
-      const templated = templatedPolicy(options.policy);
+      const breaks = options.policy?.prefixBreaks;
       record(
         textOnly
           ? textOnlyServerCheck(textOnly)
@@ -314,10 +314,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
                 episodes: gatewayEpisodes,
                 ...(options.maxBreakRate !== undefined ? { maxBreakRate: options.maxBreakRate } : {}),
               })
-            : templated && wanted.has("coverage")
+            : breaks !== undefined && wanted.has("coverage")
               ? checkTemplateExactness({
-                  prefixBreaks: templated.prefixBreaks,
-                  continuedTurns: templated.continuedTurns,
+                  prefixBreaks: breaks,
+                  continuedTurns: options.policy?.continuedTurns ?? 0,
                   ...(options.maxBreakRate !== undefined ? { maxBreakRate: options.maxBreakRate } : {}),
                 })
               : skippedTokenExactness(
@@ -353,16 +353,6 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     },
     seconds,
   };
-}
-
-/** A policy that counts its chat template's prefix breaks (`hf:`), or null. */
-function templatedPolicy(
-  policy: Policy | undefined,
-): { prefixBreaks: number; continuedTurns: number } | null {
-  const counts = policy as { prefixBreaks?: unknown; continuedTurns?: unknown } | undefined;
-  return typeof counts?.prefixBreaks === "number" && typeof counts.continuedTurns === "number"
-    ? { prefixBreaks: counts.prefixBreaks, continuedTurns: counts.continuedTurns }
-    : null;
 }
 
 /** token-exactness on a server that returns no ids at all: nothing to check, and nothing to train on. */

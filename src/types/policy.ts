@@ -90,6 +90,12 @@ export interface Policy {
    * renders its own prompt (a chat template); absent: the context's prompt and turn ids.
    */
   promptIds?(context: PolicyContext): number[];
+  /**
+   * A policy rendering its own prompt: the turns that continued an episode, and those whose
+   * rendering no longer extended the ids it had fed and sampled (a prefix break).
+   */
+  readonly continuedTurns?: number;
+  readonly prefixBreaks?: number;
   release?(episodeIds: readonly string[]): void;
   close?(): Promise<void>;
 }
