@@ -26,13 +26,10 @@
  * is the lab's text and a `calc` argument the lab's expression.
  */
 import { parseTextAction, type TextProtocolTool } from "../../env/parse-action.ts";
-import type { HfToolCall } from "./chat-template.ts";
+import { type HfToolCall, MALFORMED_CALL } from "./chat-template.ts";
 
 /** The marker `toolCallFormatOfTemplate` detects the format by. */
 export const AGENTRL_TEXT_MARKER = "agentrl-text";
-
-/** The name an unreadable call is recorded under (policy.ts's MALFORMED_CALL): rendered raw. */
-const MALFORMED = "malformed_tool_call";
 
 export const AGENTRL_TEXT_TEMPLATE = `{#- ${AGENTRL_TEXT_MARKER}: the agentrl lab's tagged text protocol (src/env/protocol.ts in agentrl).
     Question <q> ... </q>; tool call <name> argument </name>; tool result or feedback <obs> ... </obs>;
@@ -54,10 +51,10 @@ export const AGENTRL_TEXT_TEMPLATE = `{#- ${AGENTRL_TEXT_MARKER}: the agentrl la
       {%- set call = message.tool_calls[0].function -%}
       {%- if call.arguments is string -%}
         {{- " " + call.arguments -}}
-      {%- elif call.name == "${MALFORMED}" and call.arguments.text is defined -%}
+      {%- elif call.name == "${MALFORMED_CALL}" and call.arguments.text is defined -%}
         {{- " " + call.arguments.text -}}
         {%- set ns.error = call.arguments.error -%}
-      {%- elif call.name == "${MALFORMED}" -%}
+      {%- elif call.name == "${MALFORMED_CALL}" -%}
         {{- " " + (call.arguments | tojson) -}}
       {%- else -%}
         {{- " <" + call.name + ">" -}}

@@ -56,6 +56,13 @@ export interface ChatTemplate {
   readonly sources: readonly string[];
 }
 
+/**
+ * The name a call the parser could not read is recorded under: the episode loop finds no such
+ * tool and records the turn as a format failure (the policy's), with the raw text as arguments.
+ * A template may render it back as written (agentrl-text.ts).
+ */
+export const MALFORMED_CALL = "malformed_tool_call";
+
 /** The folder has no chat template (a base model): it cannot be served a chat. */
 export class NoChatTemplateError extends Error {
   constructor(folder: string) {

@@ -22,6 +22,7 @@ import { DecodeSession } from "../embedded/decode-session.ts";
 import { actInGroups, decodeRequests, EpisodeSlots } from "../embedded/episode-slots.ts";
 import { validateSampling } from "../embedded/sampler.ts";
 import { buildChatMessages, chatTools, type RecordedTurn } from "../openai/messages.ts";
+import { MALFORMED_CALL } from "./chat-template.ts";
 import type { HfEngineModel } from "./engine.ts";
 import {
   type ParseToolCallsOptions,
@@ -59,11 +60,7 @@ export interface HfTextSide {
   };
 }
 
-/**
- * The name a call the parser could not read is recorded under: the episode loop finds no such
- * tool and records the turn as a format failure (the policy's), with the raw text as arguments.
- */
-export const MALFORMED_CALL = "malformed_tool_call";
+export { MALFORMED_CALL };
 
 export interface HfPolicyOptions {
   temperature?: number;
