@@ -251,14 +251,14 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     );
     const context = contexts[0];
     // The exact context the policy was fed (vLLM's `prompt_token_ids`): prompt, then each turn and its observation.
-    const promptTokenIds = policy.promptIds
-      ? policy.promptIds(context)
-      : policy.tokenizer
+    const promptTokenIds =
+      steps[0]?.promptIds ??
+      (policy.tokenizer
         ? [
             ...context.prompt.tokenIds,
             ...context.turns.flatMap((turn) => [...turn.tokenIds, ...(turn.observation?.tokenIds ?? [])]),
           ]
-        : [];
+        : []);
     const promptTokens = promptTokenIds.length;
     // The ids returned (cut at a stop sequence) when they are: a client checks the count against them.
     const completionTokens = steps.reduce(

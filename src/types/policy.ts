@@ -77,6 +77,8 @@ export interface PolicyStep {
   error?: string;
   /** The class of that failure when the policy knows it (`infra` for an upstream 5xx or timeout). */
   failure?: Failure;
+  /** The ids fed before this turn, from a policy that renders its own prompt (`promptIds`). */
+  promptIds?: number[];
 }
 
 export interface Policy {

@@ -176,7 +176,7 @@ export class HfPolicy implements Policy {
   }
 
   /** Feeds the slot the rendering's ids beyond what it holds, or rebuilds it (a prefix break). */
-  #sync(slot: number, context: PolicyContext): void {
+  #sync(slot: number, context: PolicyContext): number[] {
     const ids = this.promptIds(context);
     if (this.#options.recordContexts) {
       const contexts = this.#contexts.get(context.episodeId) ?? [];
@@ -186,13 +186,12 @@ export class HfPolicy implements Policy {
     const { extended, held } = this.#slots.sync(slot, ids);
     if (context.turns.length > 0 && held > 0) this.continuedTurns++;
     if (!extended && held > 0) this.prefixBreaks++;
+    return ids;
   }
 
   async #actGroup(contexts: readonly PolicyContext[]): Promise<PolicyStep[]> {
     const slots = this.#slots.assign(contexts.map((context) => context.episodeId));
-    contexts.forEach((context, i) => {
-      this.#sync(slots[i], context);
-    });
+    const fed = contexts.map((context, i) => this.#sync(slots[i], context));
     const results = await this.#slots.session.generate(
       decodeRequests(contexts, slots, {
         stop: this.#stopIds,
@@ -208,6 +207,7 @@ export class HfPolicy implements Policy {
           tokenIds: [],
           logprobs: [],
           finishReason: "length" as const,
+          promptIds: fed[i],
         };
       const stopped = result.finishReason === "stop";
       const body = stopped && !stopIsText(this.#text.toolFormat) ? result.ids.slice(0, -1) : result.ids;
@@ -236,6 +236,7 @@ export class HfPolicy implements Policy {
         logprobs: result.logprobs,
         ...(toolCalls.length > 0 ? { toolCalls } : {}),
         finishReason: toolCalls.length > 0 ? ("tool-calls" as const) : result.finishReason,
+        promptIds: fed[i],
       };
     });
   }
