@@ -19,7 +19,7 @@ import type { FusionCounts } from "./fuse.ts";
 import { rememberHostCopy, takeHostData } from "./host-copies.ts";
 import type { OnnxGraph } from "./proto.ts";
 import { encodeModel } from "./proto.ts";
-import { type IoSpec, OrtProgram, type RuntimeOptions } from "./runtime.ts";
+import { type ExternalData, type HostData, type IoSpec, OrtProgram, type RuntimeOptions } from "./runtime.ts";
 
 type AnyFunction = (...args: never[]) => unknown;
 export type Compiled =
@@ -59,6 +59,15 @@ export interface OnnxJitOptions extends RuntimeOptions {
   name?: string;
 }
 
+/**
+ * Inputs of a program bound to fixed host data (by input index): they become the program's
+ * constants, stored outside the model bytes and handed to the session from memory. ONNX Runtime
+ * pre-packs a constant weight once per session for its matrix products, where a weight fed as an
+ * input is packed again at every run: for a decode step of 8 rows that packing costs about as much
+ * as the product itself (docs/real-checkpoints.md). Each session then holds its own packed copy.
+ */
+export type BoundInputs = ReadonlyMap<number, HostData>;
+
 export interface OnnxProgramInfo {
   signature: string;
   kind: "onnx" | "fallback";
@@ -87,6 +96,7 @@ export function buildProgram(
   leafCount: number,
   signature: string,
   options: OnnxJitOptions = {},
+  bound?: BoundInputs,
 ): Compiled {
   const started = performance.now();
   const trace = jax.makeJaxpr(f as never) as unknown as (...inputs: unknown[]) => unknown;
@@ -106,13 +116,14 @@ export function buildProgram(
     const converted = convertJaxpr(jaxpr, consts);
     if (converted.inputs.length !== leafCount)
       throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leafCount} leaves`);
+    const externalData = bound ? bindInputs(converted, bound) : undefined;
     const model = encodeModel(converted.graph, options.name);
     if (process.env.AGENTRL_ONNX_DUMP)
       dumpModel(process.env.AGENTRL_ONNX_DUMP, options.name, model, converted.graph);
     const convertedAt = performance.now();
     let program: OrtProgram;
     try {
-      program = new OrtProgram(model, converted.inputs, converted.outputs, options);
+      program = new OrtProgram(model, converted.inputs, converted.outputs, { ...options, externalData });
       if (process.env.AGENTRL_ONNX_LOG)
         process.stderr.write(
           `onnx: ${options.name ?? "program"} ${signature.slice(0, 60)}: ${converted.graph.nodes.length} nodes` +
@@ -138,6 +149,28 @@ export function buildProgram(
   } finally {
     traced.jaxpr.dispose();
   }
+}
+
+/**
+ * Turns the bound inputs of a converted program into external initializers (in place): they leave
+ * the program's inputs, and their data comes back as the session's external files.
+ */
+function bindInputs(converted: ReturnType<typeof convertJaxpr>, bound: BoundInputs): ExternalData[] {
+  const externalData: ExternalData[] = [];
+  const names = new Set<string>();
+  for (const [index, data] of bound) {
+    const input = converted.inputs[index];
+    if (!input) throw new Error(`onnxJit: bound input ${index} of ${converted.inputs.length}`);
+    const size = input.shape.reduce((a, b) => a * b, 1);
+    if (data.length !== size)
+      throw new Error(`onnxJit: bound input ${index} has ${data.length} values for shape [${input.shape}]`);
+    names.add(input.name);
+    converted.graph.initializers.push({ ...input, data, external: true });
+    externalData.push({ path: input.name, data });
+  }
+  converted.inputs.splice(0, converted.inputs.length, ...converted.inputs.filter((i) => !names.has(i.name)));
+  converted.graph.inputs = converted.graph.inputs.filter((i) => !names.has(i.name));
+  return externalData;
 }
 
 /**

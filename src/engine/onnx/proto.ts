@@ -11,6 +11,7 @@ import {
   ModelProtoSchema,
   NodeProtoSchema,
   type TensorProto,
+  TensorProto_DataLocation,
   TensorProto_DataType,
   TensorProtoSchema,
   type ValueInfoProto,
@@ -48,6 +49,12 @@ export interface OnnxTensor {
   dtype: OnnxDType;
   shape: number[];
   data: Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
+  /**
+   * Stored outside the model: its bytes are not copied into the protobuf, the model names them
+   * (location = the tensor's name) and the session is handed `data` as that external file
+   * (`externalData` in runtime.ts). Large weights baked into a program go this way.
+   */
+  external?: boolean;
 }
 
 export interface OnnxValueInfo {
@@ -83,6 +90,18 @@ function attribute(name: string, value: AttributeValue): AttributeProto {
 }
 
 function tensorProto(tensor: OnnxTensor): TensorProto {
+  if (tensor.external)
+    return create(TensorProtoSchema, {
+      name: tensor.name,
+      dims: tensor.shape.map(BigInt),
+      dataType: ELEMENT_TYPE[tensor.dtype],
+      dataLocation: TensorProto_DataLocation.EXTERNAL,
+      externalData: [
+        { key: "location", value: tensor.name },
+        { key: "offset", value: "0" },
+        { key: "length", value: String(tensor.data.byteLength) },
+      ],
+    });
   const bytes = new Uint8Array(
     tensor.data.buffer as ArrayBuffer,
     tensor.data.byteOffset,

@@ -31,6 +31,12 @@ type TensorClass = new (type: string, data: HostData, dims: readonly number[]) =
 
 export type HostData = Float32Array | Float64Array | Int32Array | Uint8Array;
 
+/** A model's external file handed from memory: `path` is the location its tensors name. */
+export interface ExternalData {
+  path: string;
+  data: HostData;
+}
+
 let native: { binding: Native["binding"]; Tensor: TensorClass } | null = null;
 
 /** Loads onnxruntime-node once (a clear error if it is not installed). */
@@ -68,6 +74,12 @@ export interface RuntimeOptions {
    * when set (every session profiles; `endProfiling()` writes the file).
    */
   profilePrefix?: string;
+  /**
+   * The model's external files, from memory (its constant weights: jit.ts's bound inputs). A
+   * program with them skips the optimised-model cache (the cache would store the weights) and
+   * keeps them referenced while its session lives.
+   */
+  externalData?: ExternalData[];
 }
 
 export function defaultThreads(): number {
@@ -174,6 +186,8 @@ export class OrtProgram {
   readonly #fetches: Record<string, null>;
   /** Whether the session was loaded from the cache's optimised model. */
   fromCache = false;
+  /** The external files' memory, held while the session may read it. */
+  readonly #external: ExternalData[] | undefined;
 
   constructor(model: Uint8Array, inputs: IoSpec[], outputs: IoSpec[], options: RuntimeOptions = {}) {
     const { binding } = ort();
@@ -192,6 +206,14 @@ export class OrtProgram {
       // a training step's activations then all live together (measured: a 135M model's 256-token
       // LoRA update peaked at 3.05 GB with it, 2.3 GB without: docs/real-checkpoints.md).
       ...(process.env.AGENTRL_ORT_MEM_PATTERN === "0" ? { enableMemPattern: false } : {}),
+      ...(options.externalData
+        ? {
+            externalData: options.externalData.map(({ path, data }) => ({
+              path,
+              data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+            })),
+          }
+        : {}),
       // Spinning while a run is in progress and stopping when it returns: a program's small nodes
       // then do not each wait for a sleeping worker to wake (the train step: ~5% faster), and no
       // thread spins between runs, when the JavaScript side (sampling, tools) needs the core.
@@ -208,7 +230,8 @@ export class OrtProgram {
       session.loadModel(bytes.buffer, bytes.byteOffset, bytes.byteLength, { ...sessionOptions, ...extra });
       return session;
     };
-    const dir = level === "disabled" || profilePrefix !== undefined ? null : ortCacheDir();
+    this.#external = options.externalData;
+    const dir = level === "disabled" || profilePrefix !== undefined || this.#external ? null : ortCacheDir();
     if (dir === null) this.#session = load(model);
     else [this.#session, this.fromCache] = OrtProgram.#loadCached(dir, model, level, load);
     this.#inputs = inputs;

@@ -115,6 +115,14 @@ export interface KvModel {
   /** The parameter tree with abstract leaves (`abstractInput`), for tracing. */
   abstractParams: unknown;
   paramData: HostData[];
+  /**
+   * Parameters that stay fixed for as long as this model's data does (a frozen base under a LoRA
+   * adapter, a checkpoint served as it is): `id` names that data (programs with it baked in are
+   * shared by models with the same id), `leaves[i]` says whether leaf i of `paramData` is one of
+   * them. Decode programs then hold those leaves as constants, which ONNX Runtime packs once
+   * instead of at every step (see constantDecode()).
+   */
+  fixedParams?: { id: string; leaves: readonly boolean[] };
   forward(
     params: never,
     keys: JaxArray[],
@@ -147,8 +155,48 @@ export function gptKvModel(params: GptParams, config: GptConfig): KvModel {
   };
 }
 
-const programs = new Map<string, Compiled>();
+/** Open chunk programs by signature, least recently used first, with the fixed params they bake in. */
+const programs = new Map<string, { compiled: Compiled; baked: string | null }>();
 const MAX_PROGRAMS = 48;
+/**
+ * Decode programs with one model's fixed parameters baked in: each holds a packed copy of those
+ * weights, so only the most recently used few stay open (a cache growing through its capacities
+ * uses one at a time).
+ */
+const MAX_BAKED_PROGRAMS = 3;
+
+/**
+ * Whether decode programs bake in a model's fixed parameters: AGENTRL_ORT_CONSTANT_WEIGHTS=0 turns
+ * it off (each decode step then packs the weights again, and no program holds a copy of them).
+ */
+export function constantDecode(): boolean {
+  const raw = process.env.AGENTRL_ORT_CONSTANT_WEIGHTS;
+  if (raw === undefined || raw === "" || raw === "1") return true;
+  if (raw === "0") return false;
+  throw new Error(`AGENTRL_ORT_CONSTANT_WEIGHTS must be 0 or 1, got "${raw}"`);
+}
+
+/**
+ * The fixed parameters a program bakes in: a decode step's (one token per row: its products are
+ * too small to repay packing the weights at each run, where a prefill chunk's are not); none for
+ * the rest, whose parameters are all inputs.
+ */
+function bakedParams(model: KvModel, chunk: number, withLogits: boolean): KvModel["fixedParams"] {
+  return withLogits && chunk === 1 && constantDecode() ? model.fixedParams : undefined;
+}
+
+function closeWhere(keep: number, which: (baked: string | null) => boolean): void {
+  const matching = [...programs].filter(([, entry]) => which(entry.baked));
+  for (const [key, { compiled }] of matching.slice(0, Math.max(0, matching.length - keep))) {
+    if (compiled.kind === "onnx") compiled.program.dispose();
+    programs.delete(key);
+  }
+}
+
+/** Closes the programs that baked in the fixed parameters named `id` (their owner is done with them). */
+export function releaseFixedParams(id: string): void {
+  closeWhere(0, (baked) => baked === id);
+}
 
 function chunkProgram(
   model: KvModel,
@@ -159,9 +207,11 @@ function chunkProgram(
   /** Rows of the caches when the step gathers its rows from them (null: the caches are the step's). */
   cacheRows: number | null,
 ) {
-  const key = JSON.stringify([model.key, rows, chunk, withLogits, S, cacheRows]);
-  let program = programs.get(key);
-  if (!program) {
+  const baked = bakedParams(model, chunk, withLogits);
+  const key = JSON.stringify([model.key, rows, chunk, withLogits, S, cacheRows, baked?.id ?? null]);
+  let entry = programs.get(key);
+  programs.delete(key); // (re)inserted below: most recently used last
+  if (!entry) {
     const { layers: L, kvHeads: H, headDim: K } = model;
     const cache = () =>
       Array.from({ length: L }, () => abstractInput([cacheRows ?? rows, H, S, K], "float32"));
@@ -184,21 +234,29 @@ function chunkProgram(
       rowIndex?: JaxArray,
     ) => model.forward(p, k, v, ids, start, count, withLogits, rowIndex ?? null);
     const leaves = jax.tree.leaves(abstract as never).length;
-    program = buildProgram(f as never, abstract, leaves, key, {
-      name: withLogits ? "decode" : "prefill",
-      // Measured on eval: no slower than "all" per step, and sessions open 2-3x faster (a
-      // recipe stage opens a dozen of these).
-      optimization: "basic",
-    });
-    if (program.kind === "fallback") throw new Error(`host KV cache: ${program.reason}`);
-    programs.set(key, program);
-    while (programs.size > MAX_PROGRAMS) {
-      const [oldest, dropped] = programs.entries().next().value as [string, Compiled];
-      if (dropped.kind === "onnx") dropped.program.dispose();
-      programs.delete(oldest);
-    }
+    // The parameters are the program's first inputs, in paramData's order.
+    const bound =
+      baked && new Map(model.paramData.flatMap((data, i) => (baked.leaves[i] ? [[i, data]] : [])));
+    const compiled = buildProgram(
+      f as never,
+      abstract,
+      leaves,
+      key,
+      {
+        name: withLogits ? "decode" : "prefill",
+        // Measured on eval: no slower than "all" per step, and sessions open 2-3x faster (a
+        // recipe stage opens a dozen of these).
+        optimization: "basic",
+      },
+      bound as Map<number, HostData> | undefined,
+    );
+    if (compiled.kind === "fallback") throw new Error(`host KV cache: ${compiled.reason}`);
+    entry = { compiled, baked: baked?.id ?? null };
+    if (baked) closeWhere(MAX_BAKED_PROGRAMS - 1, (id) => id === baked.id);
+    closeWhere(MAX_PROGRAMS - 1, () => true);
   }
-  return program as Extract<Compiled, { kind: "onnx" }>;
+  programs.set(key, entry);
+  return entry.compiled as Extract<Compiled, { kind: "onnx" }>;
 }
 
 /** Cache capacities: powers of two from 64, then maxLen (one program per capacity in use). */
@@ -344,8 +402,9 @@ export class HostKvCache {
     const window = (data: Float32Array) =>
       gather ? data : data.subarray(lo * H * S * K, (lo + size) * H * S * K);
     const program = chunkProgram(model, size, chunk, withLogits, S, gather ? rows : null);
+    const baked = bakedParams(model, chunk, withLogits);
     const inputs = [
-      ...this.#params,
+      ...(baked ? this.#params.filter((_, i) => !baked.leaves[i]) : this.#params),
       ...this.#keys.map(window),
       ...this.#values.map(window),
       pick(ids, chunk),

@@ -94,3 +94,43 @@ test("top-p draws exactly what sorting the whole vocabulary draws: peaked, flat 
     { numRuns: 400 },
   );
 });
+
+test("greedy and full-mass draws read the logits in place and give the same doubles as drawing from logSoftmax", () => {
+  // The draw from the materialised log-probs, as the sampler did before reading logits in place:
+  // the lab's committed results depend on these ids and log-probs to the last bit.
+  const fromLogSoftmax = (row: Float32Array, temperature: number, u: number) => {
+    const logp = logSoftmax(row, temperature === 0 ? 1 : temperature);
+    if (temperature === 0) {
+      let best = 0;
+      for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
+      return { id: best, logprob: logp[best] };
+    }
+    let cumulative = 0;
+    for (let i = 0; i < logp.length; i++) {
+      cumulative += Math.exp(logp[i]);
+      if (u < cumulative) return { id: i, logprob: logp[i] };
+    }
+    let last = logp.length - 1;
+    while (last > 0 && logp[last] === -Infinity) last--;
+    return { id: last, logprob: logp[last] };
+  };
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(fc.float({ min: -30, max: 30, noNaN: true }), fc.constant(-Infinity)), {
+        minLength: 1,
+        maxLength: 300,
+      }),
+      fc.constantFrom(0, 0.3, 0.7, 1, 1.3),
+      fc.integer({ min: 0, max: 1000 }),
+      (values, temperature, seed) => {
+        const row = Float32Array.from(values);
+        const u = createRng(seed).next();
+        const drawn = sampleToken(row, { temperature, topP: 1 }, createRng(seed));
+        const expected = fromLogSoftmax(row, temperature, u);
+        assert.equal(drawn.id, expected.id);
+        assert.ok(Object.is(drawn.logprob, expected.logprob), `${drawn.logprob} vs ${expected.logprob}`);
+      },
+    ),
+    { numRuns: 400 },
+  );
+});

@@ -34,19 +34,34 @@ export function validateSampling(options: SamplingOptions): SamplingOptions {
 export function logSoftmax(logits: ArrayLike<number>, temperature = 1): Float64Array {
   const n = logits.length;
   const out = new Float64Array(n);
-  let max = -Infinity;
-  for (let i = 0; i < n; i++) {
-    out[i] = logits[i] / temperature;
-    if (out[i] > max) max = out[i];
-  }
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += Math.exp(out[i] - max);
-  const logZ = max + Math.log(sum);
+  for (let i = 0; i < n; i++) out[i] = logits[i] / temperature;
+  const logZ = logPartition(logits, temperature);
   for (let i = 0; i < n; i++) out[i] -= logZ;
   return out;
 }
 
-/** Draws a token id; see the file header for the exact distribution and log-prob reported. */
+/**
+ * log Σ exp(logits[i] / temperature): the max of the scaled logits plus the log of the sum of
+ * their exponentials after it, in index order. logSoftmax and sampleToken both take it from here,
+ * so a token's log-prob is the same double whichever path computed it.
+ */
+function logPartition(logits: ArrayLike<number>, temperature: number): number {
+  const n = logits.length;
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const x = logits[i] / temperature;
+    if (x > max) max = x;
+  }
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += Math.exp(logits[i] / temperature - max);
+  return max + Math.log(sum);
+}
+
+/**
+ * Draws a token id; see the file header for the exact distribution and log-prob reported. Greedy
+ * and full-mass draws read the logits in place (two passes over the vocabulary, and the draw's
+ * scan stops at the drawn token); only a top-p draw builds the log-probs.
+ */
 export function sampleToken(
   logits: ArrayLike<number>,
   options: SamplingOptions,
@@ -55,21 +70,25 @@ export function sampleToken(
   if (options.temperature === 0) {
     let best = 0;
     for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
-    return { id: best, logprob: logSoftmax(logits, 1)[best] };
+    return { id: best, logprob: logits[best] - logPartition(logits, 1) };
   }
-  const logp = logSoftmax(logits, options.temperature);
-  const u = rng.next();
+  const T = options.temperature;
   if (options.topP >= 1) {
+    const logZ = logPartition(logits, T);
+    const u = rng.next();
     let cumulative = 0;
-    for (let i = 0; i < logp.length; i++) {
-      cumulative += Math.exp(logp[i]);
-      if (u < cumulative) return { id: i, logprob: logp[i] };
+    for (let i = 0; i < logits.length; i++) {
+      const logprob = logits[i] / T - logZ;
+      cumulative += Math.exp(logprob);
+      if (u < cumulative) return { id: i, logprob };
     }
     // Rounding left the total a hair under 1: take the last token with any mass.
-    let last = logp.length - 1;
-    while (last > 0 && logp[last] === -Infinity) last--;
-    return { id: last, logprob: logp[last] };
+    let last = logits.length - 1;
+    while (last > 0 && logits[last] / T - logZ === -Infinity) last--;
+    return { id: last, logprob: logits[last] / T - logZ };
   }
+  const logp = logSoftmax(logits, T);
+  const u = rng.next();
   const { order, kept, mass } = nucleus(logp, options.topP);
   let cumulative = 0;
   for (let i = 0; i < kept; i++) {

@@ -11,7 +11,7 @@ import { jax } from "../../engine/jax.ts";
 import { abstractInput, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
 import type { HostData } from "../../engine/onnx/runtime.ts";
 import { unflattenTree } from "../../engine/tree.ts";
-import type { KvModel } from "../embedded/host-kv.ts";
+import { type KvModel, releaseFixedParams } from "../embedded/host-kv.ts";
 import type { HfModelConfig } from "./config.ts";
 import { type LoraParams, loraAdapters } from "./lora.ts";
 import { type HfLayerAdapter, type HfParams, hfForwardChunk, hfLogits, hfTokenLogprobs } from "./model.ts";
@@ -25,6 +25,26 @@ export interface HfEngineOptions {
   maxLen?: number;
   /** Serve the base with this adapter (unmerged). */
   lora?: PeftAdapter;
+}
+
+/**
+ * A name for each loaded checkpoint's weights, which no engine model changes (an adapter is trained
+ * beside them): decode programs bake them in as constants and are shared by every engine model of
+ * the checkpoint (a trainer makes one per step). Once the checkpoint is collected, its programs
+ * are closed.
+ */
+const checkpointIds = new WeakMap<HfCheckpoint, string>();
+let checkpointCount = 0;
+const released = new FinalizationRegistry<string>(releaseFixedParams);
+
+function checkpointId(checkpoint: HfCheckpoint): string {
+  let id = checkpointIds.get(checkpoint);
+  if (id === undefined) {
+    id = `hf-checkpoint-${++checkpointCount}`;
+    checkpointIds.set(checkpoint, id);
+    released.register(checkpoint, id);
+  }
+  return id;
 }
 
 /** Context the engine allows by default (the caches grow in buckets up to it). */
@@ -62,9 +82,8 @@ export class HfEngineModel {
       return Object.fromEntries(Object.entries(node as object).map(([k, v]) => [k, toAbstract(v)]));
     };
     this.#abstract = toAbstract(unflattenTree(Object.keys(tensors).map((path) => [path, path])));
-    this.#data = (jax.tree.leaves(this.#abstract as never) as unknown[]).map(
-      (leaf) => tensors[pathOf.get(leaf)!].data as HostData,
-    );
+    const leaves = jax.tree.leaves(this.#abstract as never) as unknown[];
+    this.#data = leaves.map((leaf) => tensors[pathOf.get(leaf)!].data as HostData);
     const config = this.config;
     this.kvModel = {
       key: JSON.stringify({ hf: config, maxLen: this.maxLen, lora: options.lora?.config ?? null }),
@@ -75,6 +94,10 @@ export class HfEngineModel {
       maxLen: this.maxLen,
       abstractParams: this.#abstract,
       paramData: this.#data,
+      fixedParams: {
+        id: checkpointId(checkpoint),
+        leaves: leaves.map((leaf) => !pathOf.get(leaf)!.startsWith("lora.")),
+      },
       forward: (p, keys, values, ids, start, count, withLogits, rowIndex) => {
         const [base, adapters] = this.#split(p as EngineParams);
         return hfForwardChunk(base, keys, values, ids, start, count, config, withLogits, rowIndex, adapters);
