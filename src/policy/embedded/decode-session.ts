@@ -18,7 +18,7 @@ import { type ExecMode, ExecutionSite, readArrays, settle } from "../../engine/e
 import { type JaxArray, np } from "../../engine/jax.ts";
 import { disposeTree, refTree } from "../../engine/tree.ts";
 import type { GptConfig } from "./config.ts";
-import { gptKvModel, HostKvCache, type KvModel } from "./host-kv.ts";
+import { gptKvModel, HostKvCache, type KvModel, type NormalisedStep } from "./host-kv.ts";
 import {
   createKvCache,
   createRecentKv,
@@ -29,7 +29,7 @@ import {
   type RecentKv,
 } from "./kv-cache.ts";
 import { type GptParams, withoutValueHead } from "./model.ts";
-import { type SamplingOptions, sampleToken, validateSampling } from "./sampler.ts";
+import { type SamplingOptions, sampleNormalised, sampleToken, validateSampling } from "./sampler.ts";
 
 export interface GenerateRequest {
   slot: number;
@@ -343,7 +343,14 @@ export class DecodeSession {
         activeRows[row] = 1;
       }
       let logits: Float32Array;
-      if (this.#host) logits = this.#host.step(ids, position, activeRows, true)!;
+      // Normalised on the engine (KvModel.normalise): each row's log-partition and probabilities.
+      let normalised: NormalisedStep | null = null;
+      if (this.#host?.model.normalise) {
+        const temperatures = new Float32Array(this.rows).fill(1);
+        for (const i of active) temperatures[requests[i].slot] = requests[i].sampling.temperature || 1;
+        normalised = this.#host.decode(ids, position, activeRows, temperatures);
+        logits = normalised.logits;
+      } else if (this.#host) logits = this.#host.step(ids, position, activeRows, true)!;
       else {
         const [recent, logitsArray] = this.#decode(
           refTree(this.#params!),
@@ -364,7 +371,15 @@ export class DecodeSession {
         const state = this.#slots[request.slot];
         state.written += 1;
         const row = logits.subarray(request.slot * V, (request.slot + 1) * V);
-        const { id, logprob } = sampleToken(row, request.sampling, request.rng);
+        const { id, logprob } = normalised
+          ? sampleNormalised(
+              row,
+              normalised.logZ[request.slot],
+              normalised.probs.subarray(request.slot * V, (request.slot + 1) * V),
+              request.sampling,
+              request.rng,
+            )
+          : sampleToken(row, request.sampling, request.rng);
         state.sequence.push(id);
         results[i].ids.push(id);
         results[i].logprobs.push(logprob);

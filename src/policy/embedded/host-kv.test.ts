@@ -121,3 +121,73 @@ test("scattered rows are gathered from the caches and written back in place; a n
   for (let v = 0; v < V; v++) assert.ok(Math.abs(near[17 * V + v] - want[v]) < 1e-4);
   disposeTree(params);
 });
+
+test("a model that normalises on the engine, its weights baked into the decode program: the same logits, and each row's log-partition and probabilities at its temperature", () => {
+  const params = initGpt(config, keyFromSeed(8));
+  const rows = 32;
+  const plain = gptKvModel(params, config);
+  const model = {
+    ...plain,
+    normalise: true,
+    // Every leaf but the last fixed: the baked program still takes one parameter as an input.
+    fixedParams: {
+      id: "host-kv-test",
+      leaves: plain.paramData.map((_, i) => i < plain.paramData.length - 1),
+    },
+  };
+  const V = config.vocabSize;
+  const busy = [3, 17, 30]; // scattered: the step gathers its rows
+  const temperatures = [0.5, 1, 2];
+  const sequences = busy.map((b) => Array.from({ length: 5 + b }, (_, t) => (t * 7 + b) % V));
+  // Steps every row through its sequence; returns the last step in which all three ran.
+  const run = <T>(
+    step: (ids: Int32Array, start: Int32Array, count: Int32Array, temperature: Float32Array) => T,
+  ) => {
+    let kept: T | undefined;
+    for (let t = 0; t < sequences[2].length; t++) {
+      const ids = new Int32Array(rows);
+      const start = new Int32Array(rows);
+      const count = new Int32Array(rows);
+      const temperature = new Float32Array(rows).fill(1);
+      busy.forEach((b, i) => {
+        if (t >= sequences[i].length) return;
+        ids[b] = sequences[i][t];
+        start[b] = t;
+        count[b] = 1;
+        temperature[b] = temperatures[i];
+      });
+      const out = step(ids, start, count, temperature);
+      if (t === sequences[0].length - 1) kept = out;
+    }
+    return kept!;
+  };
+  const reference = new HostKvCache(plain, rows);
+  const normalising = new HostKvCache(model, rows);
+  const want = run((ids, start, count) => reference.step(ids, start, count, true)!);
+  const got = run((ids, start, count, temperature) => normalising.decode(ids, start, count, temperature));
+  busy.forEach((b, i) => {
+    const logits = got.logits.subarray(b * V, (b + 1) * V);
+    for (let v = 0; v < V; v++)
+      assert.ok(Math.abs(logits[v] - want[b * V + v]) < 1e-5, `row ${b} logit ${v}`);
+    const scaled = Array.from(logits, (x) => x / temperatures[i]);
+    const max = Math.max(...scaled);
+    const logZ = max + Math.log(scaled.reduce((sum, x) => sum + Math.exp(x - max), 0));
+    assert.ok(Math.abs(got.logZ[b] - logZ) < 1e-5, `row ${b}: logZ ${got.logZ[b]} vs ${logZ}`);
+    scaled.forEach((x, v) => {
+      assert.ok(Math.abs(got.probs[b * V + v] - Math.exp(x - logZ)) < 1e-6, `row ${b} prob ${v}`);
+    });
+  });
+  // Idle rows: nothing ran for them.
+  assert.ok(got.probs.subarray(0, 3 * V).every((x) => x === 0));
+  assert.throws(
+    () =>
+      new HostKvCache(plain, 1).decode(
+        new Int32Array(1),
+        new Int32Array(1),
+        Int32Array.of(1),
+        Float32Array.of(1),
+      ),
+    /does not normalise/,
+  );
+  disposeTree(params);
+});

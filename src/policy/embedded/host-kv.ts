@@ -123,6 +123,14 @@ export interface KvModel {
    * instead of at every step (see constantDecode()).
    */
   fixedParams?: { id: string; leaves: readonly boolean[] };
+  /**
+   * Decode steps also normalise the logits on the engine (float32): each row's log-partition at
+   * its temperature and its probabilities come back beside the logits (`HostKvCache.decode`), so
+   * the host's draw runs no exp over the vocabulary (sampler.ts `sampleNormalised`). The hf engine
+   * does; the lab's GPT draws from its logits in float64 on the host, which its committed results
+   * rely on to the bit.
+   */
+  normalise?: boolean;
   forward(
     params: never,
     keys: JaxArray[],
@@ -206,9 +214,20 @@ function chunkProgram(
   S: number,
   /** Rows of the caches when the step gathers its rows from them (null: the caches are the step's). */
   cacheRows: number | null,
+  /** Whether the step normalises its logits (a temperature per row in, logZ and probs out). */
+  normalise: boolean,
 ) {
   const baked = bakedParams(model, chunk, withLogits);
-  const key = JSON.stringify([model.key, rows, chunk, withLogits, S, cacheRows, baked?.id ?? null]);
+  const key = JSON.stringify([
+    model.key,
+    rows,
+    chunk,
+    withLogits,
+    S,
+    cacheRows,
+    baked?.id ?? null,
+    normalise,
+  ]);
   let entry = programs.get(key);
   programs.delete(key); // (re)inserted below: most recently used last
   if (!entry) {
@@ -224,6 +243,7 @@ function chunkProgram(
       abstractInput([rows], "int32"),
     ];
     if (cacheRows !== null) abstract.push(abstractInput([rows], "int32"));
+    if (normalise) abstract.push(abstractInput([rows], "float32"));
     const f = (
       p: never,
       k: JaxArray[],
@@ -231,8 +251,12 @@ function chunkProgram(
       ids: JaxArray,
       start: JaxArray,
       count: JaxArray,
-      rowIndex?: JaxArray,
-    ) => model.forward(p, k, v, ids, start, count, withLogits, rowIndex ?? null);
+      ...rest: JaxArray[]
+    ) => {
+      const rowIndex = cacheRows === null ? null : rest[0];
+      const outputs = model.forward(p, k, v, ids, start, count, withLogits, rowIndex);
+      return normalise ? [...outputs, ...normalised(outputs.at(-1)!.ref, rest.at(-1)!)] : outputs;
+    };
     const leaves = jax.tree.leaves(abstract as never).length;
     // The parameters are the program's first inputs, in paramData's order.
     const bound =
@@ -257,6 +281,28 @@ function chunkProgram(
   }
   programs.set(key, entry);
   return entry.compiled as Extract<Compiled, { kind: "onnx" }>;
+}
+
+/**
+ * A decode step's logits [B,1,V] at temperatures [B]: log Σ exp(logits / T) per row [B] and the
+ * probabilities softmax(logits / T) [B,V].
+ */
+function normalised(logits: JaxArray, temperatures: JaxArray): [JaxArray, JaxArray] {
+  const [B, , V] = logits.shape;
+  const scaled = logits.reshape([B, V]).div(temperatures.reshape([B, 1]));
+  const top = scaled.ref.max(-1, { keepdims: true });
+  const exps = np.exp(scaled.sub(top.ref));
+  const total = exps.ref.sum(-1, { keepdims: true });
+  return [top.add(np.log(total.ref)).reshape([B]), exps.div(total)];
+}
+
+type StepOutputs = { logits: Float32Array | null; logZ: Float32Array | null; probs: Float32Array | null };
+
+/** A normalised decode step's outputs (`HostKvCache.decode`). */
+export interface NormalisedStep {
+  logits: Float32Array;
+  logZ: Float32Array;
+  probs: Float32Array;
 }
 
 /** Cache capacities: powers of two from 64, then maxLen (one program per capacity in use). */
@@ -354,6 +400,28 @@ export class HostKvCache {
    * their keys and values into the caches. Returns the logits [B·C·V] when asked for.
    */
   step(ids: Int32Array, start: Int32Array, count: Int32Array, withLogits: boolean): Float32Array | null {
+    return this.#step(ids, start, count, withLogits, null).logits;
+  }
+
+  /**
+   * A decode step (one token per row) of a model that normalises on the engine (`KvModel.normalise`)
+   * at each row's temperature: the logits [B·V], log Σ exp(logits / T) per row [B] and the
+   * probabilities [B·V]. Rows without work have zero logits and probabilities.
+   */
+  decode(ids: Int32Array, start: Int32Array, count: Int32Array, temperatures: Float32Array): NormalisedStep {
+    if (!this.model.normalise)
+      throw new Error("HostKvCache.decode: the model does not normalise on the engine");
+    const { logits, logZ, probs } = this.#step(ids, start, count, true, temperatures);
+    return { logits: logits!, logZ: logZ!, probs: probs! };
+  }
+
+  #step(
+    ids: Int32Array,
+    start: Int32Array,
+    count: Int32Array,
+    withLogits: boolean,
+    temperatures: Float32Array | null,
+  ): StepOutputs {
     const { rows, model } = this;
     const chunk = ids.length / rows;
     const L = model.layers;
@@ -378,7 +446,10 @@ export class HostKvCache {
       if (n > 0) busy.push(b);
     });
     const logits = withLogits ? new Float32Array(rows * chunk * V) : null;
-    if (busy.length === 0) return logits;
+    const normalise = temperatures !== null;
+    const logZ = normalise ? new Float32Array(rows) : null;
+    const probs = normalise ? new Float32Array(rows * V) : null;
+    if (busy.length === 0) return { logits, logZ, probs };
     const bucket = (n: number) => {
       let size = Math.min(rows, 8);
       while (size < n) size = Math.min(rows, size * 2);
@@ -391,9 +462,9 @@ export class HostKvCache {
     const lo = gather ? 0 : Math.min(busy[0], rows - span);
     // The step's row r is cache row rowOf[r] (padding rows of a gathered step have count 0).
     const rowOf = Int32Array.from({ length: size }, (_, r) => (gather ? (busy[r] ?? busy[0]) : lo + r));
-    const pick = (data: Int32Array, perRow: number) => {
-      if (!gather) return data.subarray(lo * perRow, (lo + size) * perRow);
-      const out = new Int32Array(size * perRow);
+    const pick = <T extends Int32Array | Float32Array>(data: T, perRow: number): T => {
+      if (!gather) return data.subarray(lo * perRow, (lo + size) * perRow) as T;
+      const out = new (data.constructor as new (n: number) => T)(size * perRow);
       busy.forEach((b, r) => {
         out.set(data.subarray(b * perRow, (b + 1) * perRow), r * perRow);
       });
@@ -401,7 +472,7 @@ export class HostKvCache {
     };
     const window = (data: Float32Array) =>
       gather ? data : data.subarray(lo * H * S * K, (lo + size) * H * S * K);
-    const program = chunkProgram(model, size, chunk, withLogits, S, gather ? rows : null);
+    const program = chunkProgram(model, size, chunk, withLogits, S, gather ? rows : null, normalise);
     const baked = bakedParams(model, chunk, withLogits);
     const inputs = [
       ...(baked ? this.#params.filter((_, i) => !baked.leaves[i]) : this.#params),
@@ -412,6 +483,7 @@ export class HostKvCache {
       pick(count, 1),
     ];
     if (gather) inputs.push(rowOf);
+    if (temperatures) inputs.push(pick(temperatures, 1));
     const outputs = program.program.run(inputs);
     for (let layer = 0; layer < L; layer++) {
       const [freshKeys, freshValues] = [outputs[layer], outputs[L + layer]] as Float32Array[];
@@ -427,14 +499,19 @@ export class HostKvCache {
         }
       }
     }
-    if (logits) {
-      const fresh = outputs[2 * L] as Float32Array;
-      const perRow = chunk * V;
+    // The step's rows back to their cache rows (a gathered step's padding rows are dropped).
+    const scatter = (target: Float32Array | null, fresh: HostData, perRow: number) => {
+      if (!target) return;
       for (let r = 0; r < size; r++) {
         if (gather && r >= busy.length) break;
-        logits.set(fresh.subarray(r * perRow, (r + 1) * perRow), rowOf[r] * perRow);
+        target.set((fresh as Float32Array).subarray(r * perRow, (r + 1) * perRow), rowOf[r] * perRow);
       }
+    };
+    scatter(logits, outputs[2 * L], chunk * V);
+    if (normalise) {
+      scatter(logZ, outputs[2 * L + 1], 1);
+      scatter(probs, outputs[2 * L + 2], V);
     }
-    return logits;
+    return { logits, logZ, probs };
   }
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { createRng } from "../../core/random.ts";
-import { logSoftmax, sampleToken } from "./sampler.ts";
+import { logSoftmax, sampleNormalised, sampleToken } from "./sampler.ts";
 
 const probs = [0.5, 0.3, 0.15, 0.05];
 const logits = probs.map(Math.log);
@@ -129,6 +129,37 @@ test("greedy and full-mass draws read the logits in place and give the same doub
         const expected = fromLogSoftmax(row, temperature, u);
         assert.equal(drawn.id, expected.id);
         assert.ok(Object.is(drawn.logprob, expected.logprob), `${drawn.logprob} vs ${expected.logprob}`);
+      },
+    ),
+    { numRuns: 400 },
+  );
+});
+
+test("sampleNormalised, given the log-partition and probabilities the engine would compute, draws what sampleToken draws", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(fc.float({ min: -30, max: 30, noNaN: true }), fc.constant(-Infinity)), {
+        minLength: 1,
+        maxLength: 300,
+      }),
+      fc.constantFrom(0, 0.3, 1, 1.3),
+      fc.constantFrom(1, 0.9, 0.5),
+      fc.integer({ min: 0, max: 1000 }),
+      (values, temperature, topP, seed) => {
+        const row = Float32Array.from(values);
+        if (row.every((x) => x === -Infinity)) row[0] = 0;
+        const logp = logSoftmax(row, temperature || 1);
+        const finite = logp.findIndex((x) => x > -Infinity);
+        const logZ = row[finite] / (temperature || 1) - logp[finite];
+        const probs = Float64Array.from(row, (x) => Math.exp(x / (temperature || 1) - logZ));
+        const options = { temperature, topP };
+        const drawn = sampleNormalised(row, logZ, probs, options, createRng(seed));
+        const expected = sampleToken(row, options, createRng(seed));
+        assert.equal(drawn.id, expected.id);
+        assert.ok(
+          Math.abs(drawn.logprob - expected.logprob) < 1e-9,
+          `${drawn.logprob} vs ${expected.logprob}`,
+        );
       },
     ),
     { numRuns: 400 },

@@ -88,8 +88,49 @@ export function sampleToken(
     return { id: last, logprob: logits[last] / T - logZ };
   }
   const logp = logSoftmax(logits, T);
+  return drawNucleus(logp, options.topP, rng.next());
+}
+
+/**
+ * `sampleToken` from logits the engine has normalised (float32): `logZ` = log Σ exp(logits / T)
+ * at the draw's temperature (at 1 for greedy) and `probs` = softmax(logits / T). The same
+ * conventions; the log-prob is logits[id] / T − logZ, and a full-mass draw adds up `probs` (the
+ * host runs no exp over the vocabulary). Greedy still takes the argmax of the logits.
+ */
+export function sampleNormalised(
+  logits: ArrayLike<number>,
+  logZ: number,
+  probs: ArrayLike<number>,
+  options: SamplingOptions,
+  rng: Rng,
+): { id: number; logprob: number } {
+  if (options.temperature === 0) {
+    let best = 0;
+    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+    return { id: best, logprob: logits[best] - logZ };
+  }
+  const T = options.temperature;
   const u = rng.next();
-  const { order, kept, mass } = nucleus(logp, options.topP);
+  if (options.topP >= 1) {
+    let cumulative = 0;
+    let last = 0;
+    for (let i = 0; i < probs.length; i++) {
+      if (probs[i] === 0) continue;
+      last = i;
+      cumulative += probs[i];
+      if (u < cumulative) return { id: i, logprob: logits[i] / T - logZ };
+    }
+    // Rounding left the total a hair under 1: the last token with any mass.
+    return { id: last, logprob: logits[last] / T - logZ };
+  }
+  const logp = new Float64Array(logits.length);
+  for (let i = 0; i < logits.length; i++) logp[i] = logits[i] / T - logZ;
+  return drawNucleus(logp, options.topP, u);
+}
+
+/** A top-p draw with uniform `u` from log-probs (see the file header). */
+function drawNucleus(logp: Float64Array, topP: number, u: number): { id: number; logprob: number } {
+  const { order, kept, mass } = nucleus(logp, topP);
   let cumulative = 0;
   for (let i = 0; i < kept; i++) {
     cumulative += Math.exp(logp[order[i]]);

@@ -94,6 +94,7 @@ export class HfEngineModel {
       maxLen: this.maxLen,
       abstractParams: this.#abstract,
       paramData: this.#data,
+      normalise: true,
       fixedParams: {
         id: checkpointId(checkpoint),
         leaves: leaves.map((leaf) => !pathOf.get(leaf)!.startsWith("lora.")),
