@@ -4,7 +4,7 @@ import { keyFromSeed } from "../../engine/init.ts";
 import { np } from "../../engine/jax.ts";
 import { disposeTree, refTree } from "../../engine/tree.ts";
 import type { GptConfig } from "./config.ts";
-import { gptKvModel, HostKvCache } from "./host-kv.ts";
+import { bakedProgramsOpen, gptKvModel, HostKvCache, releaseFixedParams } from "./host-kv.ts";
 import { gptLogits, initGpt } from "./model.ts";
 
 const config: GptConfig = { vocabSize: 11, dModel: 8, nLayers: 2, nHeads: 2, dFF: 16, maxLen: 160 };
@@ -189,5 +189,39 @@ test("a model that normalises on the engine, its weights baked into the decode p
       ),
     /does not normalise/,
   );
+  disposeTree(params);
+});
+
+test("baked decode programs: at most three per weights as the cache grows through its capacities, none after release or when turned off", () => {
+  const wide: GptConfig = { ...config, maxLen: 600 };
+  const params = initGpt(wide, keyFromSeed(9));
+  const plain = gptKvModel(params, wide);
+  const fixedParams = { id: "host-kv-capacities", leaves: plain.paramData.map(() => true) };
+  const cache = new HostKvCache({ ...plain, fixedParams }, 1);
+  const reference = new HostKvCache(plain, 1);
+  const capacities = new Set<number>();
+  for (let t = 0; t < 520; t++) {
+    const args = [Int32Array.of(t % wide.vocabSize), Int32Array.of(t), Int32Array.of(1), true] as const;
+    const logits = cache.step(...args)!;
+    const want = reference.step(...args)!;
+    capacities.add(cache.capacity);
+    // Equal up to rounding (constant weights take other kernels: last-bit differences).
+    if (t % 97 === 0)
+      for (let v = 0; v < wide.vocabSize; v++)
+        assert.ok(Math.abs(logits[v] - want[v]) < 1e-6, `step ${t}: logit ${v} ${logits[v]} vs ${want[v]}`);
+    assert.ok(bakedProgramsOpen(fixedParams.id) <= 3, `step ${t}: ${bakedProgramsOpen(fixedParams.id)} open`);
+  }
+  assert.deepEqual([...capacities], [64, 128, 256, 512, 600]);
+  assert.equal(bakedProgramsOpen(fixedParams.id), 3);
+  releaseFixedParams(fixedParams.id);
+  assert.equal(bakedProgramsOpen(fixedParams.id), 0);
+  process.env.AGENTRL_ORT_CONSTANT_WEIGHTS = "0";
+  try {
+    cache.reset(0);
+    cache.step(Int32Array.of(1), Int32Array.of(0), Int32Array.of(1), true);
+    assert.equal(bakedProgramsOpen(fixedParams.id), 0);
+  } finally {
+    delete process.env.AGENTRL_ORT_CONSTANT_WEIGHTS;
+  }
   disposeTree(params);
 });

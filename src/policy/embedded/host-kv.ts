@@ -13,6 +13,7 @@
  *
  * B=batch rows, C=chunk, S=cache positions (maxLen), D=width, H=heads, K=head width, V=vocabulary.
  */
+import { totalmem } from "node:os";
 import { type JaxArray, jax, np } from "../../engine/jax.ts";
 import { takeHostData } from "../../engine/onnx/host-copies.ts";
 import { abstractInput, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
@@ -168,10 +169,21 @@ const programs = new Map<string, { compiled: Compiled; baked: string | null }>()
 const MAX_PROGRAMS = 48;
 /**
  * Decode programs with one model's fixed parameters baked in: each holds a packed copy of those
- * weights, so only the most recently used few stay open (a cache growing through its capacities
- * uses one at a time).
+ * weights (about their size), so only the most recently used few stay open (a cache growing
+ * through its capacities uses one at a time), and together they take at most a quarter of the
+ * machine's memory: a 135M model's (0.54 GB) keeps 3 on 8 GB, a 0.6B model's (2.4 GB) 1 on 16 GB
+ * and none on 8 GB, where its decode steps take the weights as inputs.
  */
 const MAX_BAKED_PROGRAMS = 3;
+const BAKED_MEMORY_SHARE = 0.25;
+
+function bakedProgramLimit(model: KvModel, fixed: NonNullable<KvModel["fixedParams"]>): number {
+  let bytes = 0;
+  model.paramData.forEach((data, i) => {
+    if (fixed.leaves[i]) bytes += data.byteLength;
+  });
+  return Math.min(MAX_BAKED_PROGRAMS, Math.floor((totalmem() * BAKED_MEMORY_SHARE) / Math.max(bytes, 1)));
+}
 
 /**
  * Whether decode programs bake in a model's fixed parameters: AGENTRL_ORT_CONSTANT_WEIGHTS=0 turns
@@ -190,7 +202,9 @@ export function constantDecode(): boolean {
  * the rest, whose parameters are all inputs.
  */
 function bakedParams(model: KvModel, chunk: number, withLogits: boolean): KvModel["fixedParams"] {
-  return withLogits && chunk === 1 && constantDecode() ? model.fixedParams : undefined;
+  const fixed = model.fixedParams;
+  if (!fixed || !withLogits || chunk !== 1 || !constantDecode()) return undefined;
+  return bakedProgramLimit(model, fixed) > 0 ? fixed : undefined;
 }
 
 function closeWhere(keep: number, which: (baked: string | null) => boolean): void {
@@ -199,6 +213,11 @@ function closeWhere(keep: number, which: (baked: string | null) => boolean): voi
     if (compiled.kind === "onnx") compiled.program.dispose();
     programs.delete(key);
   }
+}
+
+/** How many open decode programs have the fixed parameters named `id` baked in. */
+export function bakedProgramsOpen(id: string): number {
+  return [...programs.values()].filter((entry) => entry.baked === id).length;
 }
 
 /** Closes the programs that baked in the fixed parameters named `id` (their owner is done with them). */
@@ -276,7 +295,7 @@ function chunkProgram(
     );
     if (compiled.kind === "fallback") throw new Error(`host KV cache: ${compiled.reason}`);
     entry = { compiled, baked: baked?.id ?? null };
-    if (baked) closeWhere(MAX_BAKED_PROGRAMS - 1, (id) => id === baked.id);
+    if (baked) closeWhere(bakedProgramLimit(model, baked) - 1, (id) => id === baked.id);
     closeWhere(MAX_PROGRAMS - 1, () => true);
   }
   programs.set(key, entry);
