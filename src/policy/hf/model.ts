@@ -315,7 +315,12 @@ export function hfTokenLogprobs(
 ): JaxArray {
   const [B, T] = ids.shape;
   const next = ids.ref.slice([], [1, T]).reshape([B, T - 1, 1]);
-  const logits = hfLogits(params, ids, config, { gather: true, adapters }).slice([], [0, T - 1]); // [B,T−1,V]
+  const head = headWeight(params);
+  const { lmHead, ...body } = params;
+  lmHead?.dispose();
+  // The last position predicts nothing here: drop it before the head, not from the [B,T,V] logits.
+  const hidden = hfHidden(body, ids, config, { gather: true, adapters }).slice([], [0, T - 1]); // [B,T−1,D]
+  const logits = hfHeadLogits(hidden, head); // [B,T−1,V]
   return np.takeAlongAxis(nn.logSoftmax(logits, -1), next, -1).reshape([B, T - 1]);
 }
 

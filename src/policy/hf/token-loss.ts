@@ -5,7 +5,7 @@
  * inputs rather than baking a model into the program. The per-token losses are the lab's own
  * (embedded/losses.ts's `crossEntropy`, rl/loss.ts's `ppoLoss`), weighed the same way.
  */
-import type { JaxArray } from "../../engine/jax.ts";
+import { type JaxArray, nn, np } from "../../engine/jax.ts";
 import type { LossFn, LossOutput } from "../../engine/train.ts";
 import {
   type PerTokenLoss,
@@ -13,10 +13,17 @@ import {
   type TokenLossOptions,
   weighTokenLoss,
 } from "../embedded/losses.ts";
-import { logitsTokenStats, type TokenStats } from "../embedded/model.ts";
+import { alignToIds, logitsTokenStats, type TokenStats } from "../embedded/model.ts";
 import type { HfModelConfig } from "./config.ts";
 import { type LoraConfig, type LoraParams, loraAdapters } from "./lora.ts";
-import { type HfForwardOptions, type HfParams, hfLogits } from "./model.ts";
+import {
+  type HfForwardOptions,
+  type HfParams,
+  headWeight,
+  hfHeadLogits,
+  hfHidden,
+  hfLogits,
+} from "./model.ts";
 
 /** A token batch plus the frozen base weights (and a dropout key in training). */
 export type HfLoraBatch = TokenBatch & { base: HfParams; dropoutKey?: JaxArray };
@@ -35,6 +42,47 @@ export function hfTokenStats(
   return { ...logitsTokenStats(logits, ids, options), values: null };
 }
 
+/**
+ * `hfTokenStats` for a model whose embedding and head are frozen (an adapter's training: LoRA
+ * never targets them), without a vocabulary-wide one-hot. The differentiable forward writes its
+ * gathers as one-hot products (jax-js cannot compile the gradient of `take`), and a one-hot of
+ * [B,T,V] is what a 49,152-word model's update spent a fifth of its time building and multiplying.
+ * With the tables frozen no gradient reaches them: the embedding is a `take`, and the token's
+ * logit is its hidden state's dot product with the head row of the next id, gathered; the logits
+ * give only the log-partition (and the entropy). The same values up to rounding. Consumes params
+ * and ids.
+ */
+export function hfFrozenHeadTokenStats(
+  params: HfParams,
+  ids: JaxArray,
+  config: HfModelConfig,
+  options: HfForwardOptions & { temperature?: number; entropy?: boolean } = {},
+): TokenStats {
+  const T = ids.shape[1];
+  const temperature = options.temperature ?? 1;
+  const head = headWeight(params);
+  const { lmHead, ...body } = params;
+  lmHead?.dispose();
+  const hidden = hfHidden(body, ids.ref, config, { ...options, gather: true }); // [B,T,D]
+  const next = np.pad(ids.slice([], [1, T]), [
+    [0, 0],
+    [0, 1],
+  ]); // [B,T]: token t+1, 0 after the end
+  let picked = hidden.ref.mul(np.take(head.ref, next, 0)).sum(-1); // [B,T]
+  let logits = hfHeadLogits(hidden, head); // [B,T,V]
+  if (temperature !== 1) {
+    logits = logits.div(temperature);
+    picked = picked.div(temperature);
+  }
+  let entropy: JaxArray | null = null;
+  if (options.entropy) {
+    const logp = nn.logSoftmax(logits.ref, -1);
+    entropy = alignToIds(np.exp(logp.ref).mul(logp).sum(-1).neg());
+  }
+  const logZ = nn.logsumexp(logits, -1); // [B,T]
+  return { logprobs: alignToIds(picked.sub(logZ)), entropy, values: null };
+}
+
 /** A `LossFn` over (LoraParams, HfLoraBatch): Σ weights · perToken of the adapted model's stats. */
 export function hfLoraTokenLoss(
   model: HfModelConfig,
@@ -44,7 +92,7 @@ export function hfLoraTokenLoss(
 ): LossFn<LoraParams, HfLoraBatch> {
   return (params, batch): LossOutput => {
     const adapters = loraAdapters(params, lora, { dropoutKey: batch.dropoutKey });
-    const stats = hfTokenStats(batch.base, batch.ids, model, { ...options, adapters });
+    const stats = hfFrozenHeadTokenStats(batch.base, batch.ids, model, { ...options, adapters });
     return weighTokenLoss(perToken, stats, batch.extra, batch.weights);
   };
 }
