@@ -15,6 +15,7 @@ import {
   layerNorm as modelLayerNorm,
   projectQkv,
 } from "../../policy/embedded/model.ts";
+import { rmsNorm } from "../../policy/hf/model.ts";
 import { type JaxArray, jax, nn, np } from "../jax.ts";
 import { withRankedScalars } from "./fuse.ts";
 import { onnxJit } from "./jit.ts";
@@ -56,9 +57,14 @@ function run(f: Fn, inputs: () => JaxArray[]): { fused: Record<string, number>; 
 const layerNorm = (x: JaxArray, scale: JaxArray, bias: JaxArray) => modelLayerNorm(x, { scale, bias });
 const lnInputs = () => [randomArray([3, 5, 16], 1), randomArray([16], 2), randomArray([16], 3)];
 
-test("LayerNorm, softmax, log-softmax and GELU become one operator each, with jax-js's values", () => {
+test("LayerNorm, RMSNorm, softmax, log-softmax and GELU become one operator each, with jax-js's values", () => {
   const cases: [string, Fn, () => JaxArray[]][] = [
     ["LayerNormalization", (x, s, b) => [layerNorm(x, s, b)], lnInputs],
+    [
+      "SimplifiedLayerNormalization",
+      (x, s) => [rmsNorm(x, s, 1e-6)],
+      () => [randomArray([3, 5, 16], 7), randomArray([16], 8)],
+    ],
     ["Softmax", (z) => [nn.softmax(z, -1)], () => [randomArray([4, 6, 9], 4)]],
     ["LogSoftmax", (z) => [nn.logSoftmax(z, -1)], () => [randomArray([4, 6, 9], 5)]],
     ["FastGelu", (x) => [modelGelu(x)], () => [randomArray([4, 33], 6)]],

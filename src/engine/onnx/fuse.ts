@@ -4,6 +4,7 @@
  * passes over the activations that one kernel does in one:
  *
  *   LayerNorm   c = x − Σx·(1/D);  c · 1/√(Σc²·(1/D) + ε) · scale + bias   → LayerNormalization
+ *   RMSNorm     x · 1/√(Σx²·(1/D) + ε) · scale                             → SimplifiedLayerNormalization
  *   softmax     e = exp(z − max z);  e · 1/Σe                              → Softmax
  *   log-softmax s = z − max z;  s − log Σ exp s                             → LogSoftmax
  *   GELU (tanh) x / (exp(−clip(2√(2/π)(x + 0.044715x³), ±80)) + 1)        → com.microsoft FastGelu
@@ -216,6 +217,43 @@ function matchLayerNorm(index: GraphIndex, root: OnnxNode): Match | null {
     outputs: root.outputs,
     attributes: { axis: -1, epsilon: { float: parts.epsilon } },
   });
+}
+
+/**
+ * An RMSNorm (the Llama and Qwen blocks' norm, hf/model.ts `rmsNorm`): ONNX Runtime's
+ * SimplifiedLayerNormalization (its own operator in the default domain, float accumulation),
+ * x / √(mean(x²) + ε) · scale over the last axis.
+ */
+function matchRmsNorm(index: GraphIndex, root: OnnxNode): Match | null {
+  if (root.op !== "Mul" || root.domain) return null;
+  for (const [normed, scale] of orders(root)) {
+    const normMul = index.def(normed, "Mul");
+    if (!normMul) continue;
+    for (const [x, inverse] of orders(normMul)) {
+      const reciprocal = index.def(inverse, "Reciprocal");
+      const sqrt = reciprocal && index.def(reciprocal.inputs[0], "Sqrt");
+      const plusEps = sqrt && index.def(sqrt.inputs[0], "Add");
+      if (!plusEps) continue;
+      for (const [variance, eps] of orders(plusEps)) {
+        const epsilon = index.scalar(eps);
+        const squareMean = epsilon === null ? null : mean(index, variance, null);
+        const square = squareMean && index.def(squareMean[2].inputs[0], "Mul");
+        if (!squareMean || !square || square.inputs[0] !== x || square.inputs[1] !== x) continue;
+        const info = index.info(x);
+        if (info?.dtype !== "float32" || index.info(scale)?.shape.join() !== `${info.shape.at(-1)}`) continue;
+        // x − mean(x): a LayerNorm's inside (its own match, which has the bias Add as root).
+        const centering = index.def(x, "Add");
+        if (centering?.inputs.some((input) => index.def(input, "Neg"))) continue;
+        return single(root, [normMul, reciprocal, sqrt, plusEps, ...squareMean, square], {
+          op: "SimplifiedLayerNormalization",
+          inputs: [x, scale],
+          outputs: root.outputs,
+          attributes: { axis: -1, epsilon: { float: epsilon as number } },
+        });
+      }
+    }
+  }
+  return null;
 }
 
 /**
@@ -545,6 +583,7 @@ const PASSES: Matcher[][] = [
   [
     matchLayerNorm,
     matchLayerNormWithGradient,
+    matchRmsNorm,
     matchSoftmax,
     matchLogSoftmax,
     matchGelu,
