@@ -17,7 +17,7 @@ import {
 } from "../../policy/embedded/model.ts";
 import { rmsNorm } from "../../policy/hf/model.ts";
 import { type JaxArray, jax, nn, np } from "../jax.ts";
-import { withRankedScalars } from "./fuse.ts";
+import { fuseGraph, withRankedScalars } from "./fuse.ts";
 import { onnxJit } from "./jit.ts";
 import { encodeModel, type OnnxGraph } from "./proto.ts";
 import { OrtProgram } from "./runtime.ts";
@@ -297,5 +297,54 @@ test("a scalar constant meeting a tensor whose last axis is 1 gets that tensor's
   const x = Float32Array.from({ length: 12 }, (_, i) => i - 5);
   const y = Float32Array.from({ length: 12 }, (_, i) => 2 * i);
   const run = (g: OnnxGraph) => new OrtProgram(encodeModel(g), g.inputs, g.outputs).run([x, y]);
+  assert.deepEqual(run(rewritten), run(graph));
+});
+
+test("chains of Reshapes collapse into one (same values); a Reshape to its input's shape goes; a target with 0 keeps its chain", () => {
+  const io = (name: string, shape: number[]) => ({ name, dtype: "float32" as const, shape });
+  const shape = (name: string, dims: number[]) => ({
+    name,
+    dtype: "int64" as const,
+    shape: [dims.length],
+    data: BigInt64Array.from(dims.map(BigInt)),
+  });
+  const graph: OnnxGraph = {
+    nodes: [
+      { op: "Reshape", inputs: ["x", "s24"], outputs: ["a"] },
+      { op: "Reshape", inputs: ["a", "s68"], outputs: ["b"] },
+      { op: "Reshape", inputs: ["b", "s48"], outputs: ["c"] },
+      { op: "Mul", inputs: ["c", "c"], outputs: ["y"] },
+      { op: "Reshape", inputs: ["b", "s234"], outputs: ["z"] }, // back to x's own shape: x itself
+      { op: "Neg", inputs: ["z"], outputs: ["nz"] },
+      { op: "Reshape", inputs: ["a", "s0"], outputs: ["w"] }, // 0 copies a's first dimension
+    ],
+    initializers: [
+      shape("s24", [2, 24]),
+      shape("s68", [6, 8]),
+      shape("s48", [48]),
+      shape("s234", [2, 3, 8]),
+      shape("s0", [0, 24]),
+    ],
+    inputs: [io("x", [2, 3, 8])],
+    outputs: [io("y", [48]), io("nz", [2, 3, 8]), io("w", [2, 24])],
+  };
+  const info = new Map(
+    (
+      [
+        ["x", [2, 3, 8]],
+        ["a", [2, 24]],
+        ["b", [6, 8]],
+        ["c", [48]],
+        ["z", [2, 3, 8]],
+      ] as const
+    ).map(([name, dims]) => [name, { shape: [...dims], dtype: "float32" as const }]),
+  );
+  const { graph: rewritten } = fuseGraph(graph, info);
+  assert.deepEqual(
+    rewritten.nodes.map((node) => `${node.outputs[0]} = ${node.op}(${node.inputs.join(" ")})`),
+    ["a = Reshape(x s24)", "c = Reshape(x s48)", "y = Mul(c c)", "nz = Neg(x)", "w = Reshape(a s0)"],
+  );
+  const x = Float32Array.from({ length: 48 }, (_, i) => i - 20);
+  const run = (g: OnnxGraph) => new OrtProgram(encodeModel(g), g.inputs, g.outputs).run([x]);
   assert.deepEqual(run(rewritten), run(graph));
 });

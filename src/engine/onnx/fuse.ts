@@ -657,28 +657,47 @@ function withoutDeadCode(graph: OnnxGraph): OnnxGraph {
 }
 
 /**
- * The graph without Reshapes to the shape their input already has (the converter writes one for
- * each weight a dot reads in its own layout): on a graph input ONNX Runtime cannot alias the
- * buffer, so each one copied its weight on every call.
+ * The graph with chains of Reshapes collapsed (a Reshape of a Reshape reads the first one's input:
+ * jax-js's decompositions leave chains of two and three, and each is a node ONNX Runtime runs,
+ * 436 of a 28M model's 1,071 decode nodes) and without Reshapes to the shape their input already
+ * has (the converter writes one for each weight a dot reads in its own layout: on a graph input
+ * ONNX Runtime cannot alias the buffer, so each one copied its weight on every call). A Reshape
+ * only relabels its input's elements, so the values are the same; the Reshapes no one reads any
+ * more go with the dead code.
  */
 function withoutIdentityReshapes(graph: OnnxGraph, info: Map<string, TensorInfo>): OnnxGraph {
   const index = new GraphIndex(graph, info);
   const renamed = new Map<string, string>();
   const resolve = (name: string) => renamed.get(name) ?? name;
+  // Output of each Reshape kept → what it reshapes (never itself a Reshape's output).
+  const reshaped = new Map<string, string>();
+  let changed = false;
   const nodes: OnnxNode[] = [];
   for (const node of graph.nodes) {
     const inputs = node.inputs.map(resolve);
-    if (node.op === "Reshape" && !node.domain && !index.outputs.has(node.outputs[0])) {
-      const shape = index.info(node.inputs[0])?.shape;
+    if (node.op === "Reshape" && !node.domain) {
       const target = index.ints(node.inputs[1]);
-      if (shape && target?.every((d) => d > 0) && target.join() === shape.join()) {
+      // Explicit sizes (−1 is inferred from the count; 0 would copy a dimension of the input).
+      if (target?.every((d) => d > 0 || d === -1) && reshaped.has(inputs[0]))
+        inputs[0] = reshaped.get(inputs[0])!;
+      const shape = index.info(inputs[0])?.shape;
+      if (
+        !index.outputs.has(node.outputs[0]) &&
+        shape &&
+        target?.every((d) => d > 0) &&
+        target.join() === shape.join()
+      ) {
         renamed.set(node.outputs[0], inputs[0]);
+        changed = true;
         continue;
       }
+      reshaped.set(node.outputs[0], inputs[0]);
     }
-    nodes.push(inputs.every((name, i) => name === node.inputs[i]) ? node : { ...node, inputs });
+    const same = inputs.every((name, i) => name === node.inputs[i]);
+    changed ||= !same;
+    nodes.push(same ? node : { ...node, inputs });
   }
-  return renamed.size === 0 ? graph : { ...graph, nodes };
+  return changed ? { ...graph, nodes } : graph;
 }
 
 const BROADCASTING = new Set([
