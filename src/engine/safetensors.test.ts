@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
-import { decodeSafetensors, encodeSafetensors, SafetensorsError } from "./safetensors.ts";
+import {
+  decodeSafetensors,
+  encodeSafetensors,
+  readSafetensorsFile,
+  SafetensorsError,
+} from "./safetensors.ts";
 import type { HostTensor } from "./tree.ts";
 
 const tensors: Record<string, HostTensor> = {
@@ -56,6 +64,27 @@ test("truncated and corrupted files are rejected with the source named", () => {
   const hugeLength = bytes.slice();
   new DataView(hugeLength.buffer).setBigUint64(0, 1n << 40n, true);
   assert.throws(() => decodeSafetensors(hugeLength, "m.safetensors"), /header length/);
+});
+
+test("a file read tensor by tensor equals the bytes decoded at once; a truncated file is named", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agentrl-safetensors-"));
+  try {
+    const bytes = encodeSafetensors(tensors, { format: "pt" });
+    const whole = join(dir, "model.safetensors");
+    writeFileSync(whole, bytes);
+    assert.deepEqual(readSafetensorsFile(whole), decodeSafetensors(bytes));
+    const cut = join(dir, "cut.safetensors");
+    writeFileSync(cut, bytes.subarray(0, bytes.length - 3));
+    assert.throws(
+      () => readSafetensorsFile(cut),
+      (error: Error) =>
+        error instanceof SafetensorsError && error.message.includes(cut) && /truncated/.test(error.message),
+    );
+    writeFileSync(cut, bytes.subarray(0, 5));
+    assert.throws(() => readSafetensorsFile(cut), /shorter/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 /** A safetensors file of one tensor written by hand (the half-precision codes are read-only here). */

@@ -11,6 +11,7 @@
  * also takes the half-precision tensors Hugging Face checkpoints ship (F16, BF16) and widens them
  * to float32, which holds every value of both formats exactly.
  */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { HostData, HostDType, HostTensor } from "./tree.ts";
 
 const DTYPE_CODES: Record<HostDType, string> = {
@@ -109,28 +110,59 @@ export interface SafetensorsContent {
 
 /** Parses safetensors bytes; `source` (a file name) is named in every error. */
 export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): SafetensorsContent {
-  if (bytes.length < 8)
-    throw new SafetensorsError(source, `${bytes.length} bytes, shorter than the 8-byte header length`);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = Number(view.getBigUint64(0, true));
-  if (headerLength > MAX_HEADER_BYTES || 8 + headerLength > bytes.length) {
-    throw new SafetensorsError(
-      source,
-      `header length ${headerLength} exceeds the file (${bytes.length} bytes)`,
-    );
+  // A copy of each tensor's bytes (a Buffer's `slice` would be a view of its whole pool).
+  return decode(
+    source,
+    bytes.length,
+    (offset, length) => new Uint8Array(bytes.subarray(offset, offset + length)),
+  );
+}
+
+/**
+ * Reads a safetensors file tensor by tensor: one file may be larger than the 2 GiB Node reads into
+ * one buffer (a 0.6B model saved in float32 is 2.4 GB; transformers shards at 5 GB), and the whole
+ * file is never held beside its tensors.
+ */
+export function readSafetensorsFile(path: string): SafetensorsContent {
+  const fd = openSync(path, "r");
+  try {
+    const read = (offset: number, length: number) => {
+      const out = new Uint8Array(length);
+      for (let done = 0; done < length; ) {
+        const n = readSync(fd, out, done, Math.min(length - done, 1 << 30), offset + done);
+        if (n === 0) throw new SafetensorsError(path, `the file ends before byte ${offset + length}`);
+        done += n;
+      }
+      return out;
+    };
+    return decode(path, fstatSync(fd).size, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The parser over a source of `size` bytes that `read(offset, length)` returns fresh copies of. */
+function decode(
+  source: string,
+  size: number,
+  read: (offset: number, length: number) => Uint8Array<ArrayBuffer>,
+): SafetensorsContent {
+  if (size < 8) throw new SafetensorsError(source, `${size} bytes, shorter than the 8-byte header length`);
+  const start = read(0, 8);
+  const headerLength = Number(new DataView(start.buffer).getBigUint64(0, true));
+  if (headerLength > MAX_HEADER_BYTES || 8 + headerLength > size) {
+    throw new SafetensorsError(source, `header length ${headerLength} exceeds the file (${size} bytes)`);
   }
   let header: Record<string, unknown>;
   try {
-    header = JSON.parse(
-      new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + headerLength)),
-    );
+    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(read(8, headerLength)));
   } catch (error) {
     throw new SafetensorsError(source, `header is not valid JSON (${(error as Error).message})`);
   }
   if (!header || typeof header !== "object" || Array.isArray(header))
     throw new SafetensorsError(source, "header is not an object");
   const dataStart = 8 + headerLength;
-  const dataLength = bytes.length - dataStart;
+  const dataLength = size - dataStart;
   const tensors: Record<string, HostTensor> = {};
   let metadata: Record<string, string> = {};
   const spans: [number, number, string][] = [];
@@ -183,9 +215,8 @@ export function decodeSafetensors(bytes: Uint8Array, source = "<bytes>"): Safete
       );
     }
     spans.push([begin, end, name]);
-    // Copy into an aligned buffer of the right type.
-    // A copy (a Buffer's `slice` would be a view of its whole pool).
-    const raw = new Uint8Array(bytes.subarray(dataStart + begin, dataStart + end));
+    // A buffer of its own, so aligned for the typed array.
+    const raw = read(dataStart + begin, end - begin);
     let data: HostData;
     if (half) data = widenHalf(raw, code);
     else if (dtype === "float32") data = new Float32Array(raw.buffer);

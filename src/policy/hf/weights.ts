@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decodeSafetensors } from "../../engine/safetensors.ts";
+import { readSafetensorsFile } from "../../engine/safetensors.ts";
 import type { HostTensor } from "../../engine/tree.ts";
 import {
   HfConfigError,
@@ -54,7 +54,7 @@ function readSafetensors(folder: string): Record<string, HostTensor> {
   const tensors: Record<string, HostTensor> = {};
   for (const file of files) {
     const path = join(folder, file);
-    Object.assign(tensors, decodeSafetensors(readFileSync(path), path).tensors);
+    Object.assign(tensors, readSafetensorsFile(path).tensors);
   }
   return tensors;
 }
