@@ -18,15 +18,13 @@
 import { readFileSync } from "node:fs";
 import { createRng } from "../src/core/random.ts";
 import { np, random } from "../src/engine/jax.ts";
-import { adamw } from "../src/engine/optim.ts";
-import { createTrainer, type Trainer } from "../src/engine/train.ts";
-import { countParams, disposeTree, refTree, treeFromHost, treeToHost } from "../src/engine/tree.ts";
+import type { Trainer } from "../src/engine/train.ts";
+import { countParams, disposeTree, treeToHost } from "../src/engine/tree.ts";
 import { DecodeSession } from "../src/policy/embedded/decode-session.ts";
-import { crossEntropy, type PerTokenLoss } from "../src/policy/embedded/losses.ts";
+import { crossEntropy, type PerTokenLoss, type TokenBatch } from "../src/policy/embedded/losses.ts";
 import { HfEngineModel } from "../src/policy/hf/engine.ts";
 import { initLora, type LoraConfig, type LoraParams, resolveLoraConfig } from "../src/policy/hf/lora.ts";
-import type { HfParams } from "../src/policy/hf/model.ts";
-import { type HfLoraBatch, hfLoraTokenLoss } from "../src/policy/hf/token-loss.ts";
+import { createLoraTrainer } from "../src/policy/hf/lora-trainer.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "../src/policy/hf/weights.ts";
 import { ppoLoss } from "../src/rl/loss.ts";
 import { createLoraMerger } from "./lora-merger.ts";
@@ -88,8 +86,7 @@ function peakRssMb(): number {
 interface Setup {
   checkpoint: HfCheckpoint;
   lora: LoraConfig;
-  trainer: Trainer<LoraParams, HfLoraBatch>;
-  base: HfParams;
+  trainer: Trainer<LoraParams, TokenBatch>;
 }
 
 function setup(folder: string, settings: TrlBenchSettings, perToken: PerTokenLoss, entropy: boolean): Setup {
@@ -98,12 +95,14 @@ function setup(folder: string, settings: TrlBenchSettings, perToken: PerTokenLos
     { rank: settings.rank, alpha: settings.alpha, targets: settings.targets },
     checkpoint.config,
   );
-  const trainer = createTrainer<LoraParams, HfLoraBatch>({
-    loss: hfLoraTokenLoss(checkpoint.config, lora, perToken, { entropy }),
-    optimizer: adamw({ b1: 0.9, b2: 0.999, eps: 1e-8, weightDecay: 0 }),
+  // The trainer `train rl` / `train sft --policy hf:` use (its memory settings included).
+  const trainer = createLoraTrainer(checkpoint, lora, {
+    loss: perToken,
+    lossOptions: { entropy },
+    optimizer: { b1: 0.9, b2: 0.999, eps: 1e-8, weightDecay: 0 },
     maxGradNorm: 1,
   });
-  return { checkpoint, lora, trainer, base: treeFromHost<HfParams>(checkpoint.tensors) };
+  return { checkpoint, lora, trainer };
 }
 
 const f32 = (data: ArrayLike<number>, shape: number[]) => np.array(Float32Array.from(data), { shape });
@@ -118,7 +117,7 @@ export interface GrpoFigures {
 }
 
 export async function grpoFigures(folder: string, settings: TrlBenchSettings): Promise<GrpoFigures> {
-  const { checkpoint, lora, trainer, base } = setup(
+  const { checkpoint, lora, trainer } = setup(
     folder,
     settings,
     ppoLoss({ clipLow: 0.2, clipHigh: 0.2 }),
@@ -194,7 +193,7 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
         }
       });
       const scale = Float32Array.from(mask, (m) => m / (B * C));
-      const batch: HfLoraBatch = {
+      const batch: TokenBatch = {
         ids: np.array(ids, { shape: [B, T], dtype: np.int32 }),
         weights: f32(mask, [B, T]),
         extra: {
@@ -203,7 +202,6 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
           lossScale: f32(scale, [B, T]),
           metricScale: f32(scale, [B, T]),
         },
-        base: refTree(base),
       };
       const t3 = performance.now();
       const [next] = await trainer.step(state, [batch], settings.lr);
@@ -230,7 +228,6 @@ export async function grpoFigures(folder: string, settings: TrlBenchSettings): P
     merger?.dispose();
     trainer.dispose();
     disposeTree(state.params as never);
-    disposeTree(base as never);
   }
   if (process.env.AGENTRL_TRL_BENCH_DEBUG) process.stderr.write(`${JSON.stringify({ steps, ...phases })}\n`);
   return {
@@ -252,7 +249,7 @@ export interface SftFigures {
 }
 
 export async function sftFigures(folder: string, settings: TrlBenchSettings): Promise<SftFigures> {
-  const { checkpoint, lora, trainer, base } = setup(folder, settings, crossEntropy, false);
+  const { checkpoint, lora, trainer } = setup(folder, settings, crossEntropy, false);
   const rows = settings.sftRows;
   const [B, T] = [rows.length, rows[0].length];
   // Every token but the first (it has no prediction), token mean: TRL's loss over the same rows.
@@ -263,11 +260,10 @@ export async function sftFigures(folder: string, settings: TrlBenchSettings): Pr
   try {
     for (let step = 0; step < settings.warmup + settings.steps; step++) {
       const start = performance.now();
-      const batch: HfLoraBatch = {
+      const batch: TokenBatch = {
         ids: np.array(Int32Array.from(rows.flat()), { shape: [B, T], dtype: np.int32 }),
         weights: f32(weights, [B, T]),
         extra: {},
-        base: refTree(base),
       };
       const [next] = await trainer.step(state, [batch], settings.lr);
       state = next;
@@ -276,7 +272,6 @@ export async function sftFigures(folder: string, settings: TrlBenchSettings): Pr
   } finally {
     trainer.dispose();
     disposeTree(state.params as never);
-    disposeTree(base as never);
   }
   const step = median(steps);
   return {

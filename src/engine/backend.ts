@@ -45,10 +45,10 @@ export type Compiled<F> = F & { dispose(): void };
 export function compileProgram<F extends (...args: never[]) => unknown>(
   f: F,
   name: string,
-  options: { shareKey?: string; maxSessions?: number } = {},
+  options: { shareKey?: string; maxSessions?: number; memPattern?: boolean } = {},
 ): Compiled<F> {
-  const { shareKey, maxSessions } = options;
+  const { shareKey, maxSessions, memPattern } = options;
   if (current === "onnx")
-    return onnxJit(f, { name, shareKey: shareKey && `${name} ${shareKey}`, maxSessions });
+    return onnxJit(f, { name, shareKey: shareKey && `${name} ${shareKey}`, maxSessions, memPattern });
   return jax.jit(f as never) as unknown as Compiled<F>;
 }

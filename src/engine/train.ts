@@ -60,6 +60,8 @@ export interface TrainerOptions<P extends ParamTree, B> {
   maxGradNorm?: number;
   /** Compile with `jit` (default true); false runs the same functions eagerly (tests). */
   jit?: boolean;
+  /** ONNX Runtime's memory pattern for the compiled steps (runtime.ts; default on). */
+  memPattern?: boolean;
 }
 
 export interface Trainer<P extends ParamTree, B> {
@@ -117,7 +119,7 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
   const maxGradNorm = options.maxGradNorm ?? 1;
   const clip = maxGradNorm > 0 && Number.isFinite(maxGradNorm);
   const compile = <F extends (...args: never[]) => unknown>(f: F, name: string, maxSessions?: number): F =>
-    options.jit === false ? f : compileProgram(f, name, { maxSessions });
+    options.jit === false ? f : compileProgram(f, name, { maxSessions, memPattern: options.memPattern });
 
   const lossAndGrad = (params: P, batch: B): [LossOutput, P] => {
     const [out, grads] = jax.valueAndGrad(

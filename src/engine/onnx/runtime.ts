@@ -80,6 +80,12 @@ export interface RuntimeOptions {
    * keeps them referenced while its session lives.
    */
   externalData?: ExternalData[];
+  /**
+   * ORT's memory pattern (default: on, unless AGENTRL_ORT_MEM_PATTERN=0): from the second run on a
+   * run's buffers are allocated at once, planned from the previous run. Faster for small programs,
+   * but a training step's activations then all live at the same time.
+   */
+  memPattern?: boolean;
 }
 
 export function defaultThreads(): number {
@@ -205,7 +211,9 @@ export class OrtProgram {
       // The memory pattern allocates a run's buffers at once from the previous run's: faster, but
       // a training step's activations then all live together (measured: a 135M model's 256-token
       // LoRA update peaked at 3.05 GB with it, 2.3 GB without: docs/real-checkpoints.md).
-      ...(process.env.AGENTRL_ORT_MEM_PATTERN === "0" ? { enableMemPattern: false } : {}),
+      ...((options.memPattern ?? process.env.AGENTRL_ORT_MEM_PATTERN !== "0")
+        ? {}
+        : { enableMemPattern: false }),
       ...(options.externalData
         ? {
             externalData: options.externalData.map(({ path, data }) => ({
