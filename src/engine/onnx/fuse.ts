@@ -146,62 +146,67 @@ type LayerNormParts = {
   normed: string;
 };
 
+/**
+ * `value · 1/√(Σvalue²·(1/D) + ε) · scale` rooted at the Mul `scaleMul`, every way its inputs can
+ * be read so: the core both norms share (a LayerNorm's value is x − mean(x), an RMSNorm's x).
+ */
+function* scaledNorms(index: GraphIndex, scaleMul: OnnxNode) {
+  for (const [normed, scale] of orders(scaleMul)) {
+    const normMul = index.def(normed, "Mul");
+    if (!normMul) continue;
+    for (const [value, inverse] of orders(normMul)) {
+      const reciprocal = index.def(inverse, "Reciprocal");
+      const sqrt = reciprocal && index.def(reciprocal.inputs[0], "Sqrt");
+      const plusEps = sqrt && index.def(sqrt.inputs[0], "Add");
+      if (!plusEps) continue;
+      for (const [variance, eps] of orders(plusEps)) {
+        const epsilon = index.scalar(eps);
+        const squareMean = epsilon === null ? null : mean(index, variance, null);
+        const square = squareMean && index.def(squareMean[2].inputs[0], "Mul");
+        if (!squareMean || !square || square.inputs[0] !== value || square.inputs[1] !== value) continue;
+        yield {
+          value,
+          scale,
+          normed,
+          inverse,
+          epsilon: epsilon as number,
+          std: reciprocal.inputs[0],
+          inside: [normMul, reciprocal, sqrt, plusEps, ...squareMean, square],
+        };
+      }
+    }
+  }
+}
+
 function layerNormParts(index: GraphIndex, root: OnnxNode): LayerNormParts | null {
   if (root.op !== "Add" || root.domain) return null;
   for (const [scaled, bias] of orders(root)) {
     const scaleMul = index.def(scaled, "Mul");
     if (!scaleMul) continue;
-    for (const [normed, scale] of orders(scaleMul)) {
-      const normMul = index.def(normed, "Mul");
-      if (!normMul) continue;
-      for (const [centered, inverse] of orders(normMul)) {
-        const reciprocal = index.def(inverse, "Reciprocal");
-        const sqrt = reciprocal && index.def(reciprocal.inputs[0], "Sqrt");
-        const plusEps = sqrt && index.def(sqrt.inputs[0], "Add");
-        if (!plusEps) continue;
-        for (const [variance, eps] of orders(plusEps)) {
-          const epsilon = index.scalar(eps);
-          const squareMean = epsilon === null ? null : mean(index, variance, null);
-          const square = squareMean && index.def(squareMean[2].inputs[0], "Mul");
-          if (!squareMean || !square || square.inputs[0] !== centered || square.inputs[1] !== centered)
-            continue;
-          const sub = index.def(centered, "Add");
-          if (!sub) continue;
-          for (const [x, negMean] of orders(sub)) {
-            const neg = index.def(negMean, "Neg");
-            const xMean = neg && mean(index, neg.inputs[0], x);
-            const info = index.info(x);
-            if (!xMean || !info) continue;
-            const width = info.shape.at(-1);
-            const isVector = (name: string) => index.info(name)?.shape.join() === `${width}`;
-            if (!isVector(scale) || !isVector(bias)) continue;
-            const inside = [
-              scaleMul,
-              normMul,
-              reciprocal,
-              sqrt,
-              plusEps,
-              ...squareMean,
-              square,
-              sub,
-              neg,
-              ...xMean,
-            ];
-            return {
-              x,
-              scale,
-              bias,
-              epsilon: epsilon as number,
-              inside,
-              mean: neg.inputs[0],
-              negMean,
-              centered,
-              inverse,
-              std: reciprocal.inputs[0],
-              normed,
-            };
-          }
-        }
+    for (const norm of scaledNorms(index, scaleMul)) {
+      const sub = index.def(norm.value, "Add");
+      if (!sub) continue;
+      for (const [x, negMean] of orders(sub)) {
+        const neg = index.def(negMean, "Neg");
+        const xMean = neg && mean(index, neg.inputs[0], x);
+        const info = index.info(x);
+        if (!xMean || !info) continue;
+        const width = info.shape.at(-1);
+        const isVector = (name: string) => index.info(name)?.shape.join() === `${width}`;
+        if (!isVector(norm.scale) || !isVector(bias)) continue;
+        return {
+          x,
+          scale: norm.scale,
+          bias,
+          epsilon: norm.epsilon,
+          inside: [scaleMul, ...norm.inside, sub, neg, ...xMean],
+          mean: neg.inputs[0],
+          negMean,
+          centered: norm.value,
+          inverse: norm.inverse,
+          std: norm.std,
+          normed: norm.normed,
+        };
       }
     }
   }
@@ -226,32 +231,18 @@ function matchLayerNorm(index: GraphIndex, root: OnnxNode): Match | null {
  */
 function matchRmsNorm(index: GraphIndex, root: OnnxNode): Match | null {
   if (root.op !== "Mul" || root.domain) return null;
-  for (const [normed, scale] of orders(root)) {
-    const normMul = index.def(normed, "Mul");
-    if (!normMul) continue;
-    for (const [x, inverse] of orders(normMul)) {
-      const reciprocal = index.def(inverse, "Reciprocal");
-      const sqrt = reciprocal && index.def(reciprocal.inputs[0], "Sqrt");
-      const plusEps = sqrt && index.def(sqrt.inputs[0], "Add");
-      if (!plusEps) continue;
-      for (const [variance, eps] of orders(plusEps)) {
-        const epsilon = index.scalar(eps);
-        const squareMean = epsilon === null ? null : mean(index, variance, null);
-        const square = squareMean && index.def(squareMean[2].inputs[0], "Mul");
-        if (!squareMean || !square || square.inputs[0] !== x || square.inputs[1] !== x) continue;
-        const info = index.info(x);
-        if (info?.dtype !== "float32" || index.info(scale)?.shape.join() !== `${info.shape.at(-1)}`) continue;
-        // x − mean(x): a LayerNorm's inside (its own match, which has the bias Add as root).
-        const centering = index.def(x, "Add");
-        if (centering?.inputs.some((input) => index.def(input, "Neg"))) continue;
-        return single(root, [normMul, reciprocal, sqrt, plusEps, ...squareMean, square], {
-          op: "SimplifiedLayerNormalization",
-          inputs: [x, scale],
-          outputs: root.outputs,
-          attributes: { axis: -1, epsilon: { float: epsilon as number } },
-        });
-      }
-    }
+  for (const { value: x, scale, epsilon, inside } of scaledNorms(index, root)) {
+    const info = index.info(x);
+    if (info?.dtype !== "float32" || index.info(scale)?.shape.join() !== `${info.shape.at(-1)}`) continue;
+    // x − mean(x): a LayerNorm's inside (its own match, which has the bias Add as root).
+    const centering = index.def(x, "Add");
+    if (centering?.inputs.some((input) => index.def(input, "Neg"))) continue;
+    return single(root, inside, {
+      op: "SimplifiedLayerNormalization",
+      inputs: [x, scale],
+      outputs: root.outputs,
+      attributes: { axis: -1, epsilon: { float: epsilon } },
+    });
   }
   return null;
 }

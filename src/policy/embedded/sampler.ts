@@ -68,8 +68,7 @@ export function sampleToken(
   rng: Rng,
 ): { id: number; logprob: number } {
   if (options.temperature === 0) {
-    let best = 0;
-    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+    const best = argmax(logits);
     return { id: best, logprob: logits[best] - logPartition(logits, 1) };
   }
   const T = options.temperature;
@@ -105,8 +104,7 @@ export function sampleNormalised(
   rng: Rng,
 ): { id: number; logprob: number } {
   if (options.temperature === 0) {
-    let best = 0;
-    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+    const best = argmax(logits);
     return { id: best, logprob: logits[best] - logZ };
   }
   const T = options.temperature;
@@ -126,6 +124,13 @@ export function sampleNormalised(
   const logp = new Float64Array(logits.length);
   for (let i = 0; i < logits.length; i++) logp[i] = logits[i] / T - logZ;
   return drawNucleus(logp, options.topP, u);
+}
+
+/** The index of the largest logit (the lowest on ties). */
+function argmax(logits: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+  return best;
 }
 
 /** A top-p draw with uniform `u` from log-probs (see the file header). */
