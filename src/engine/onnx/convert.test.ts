@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { type JaxArray, jax, np } from "../jax.ts";
+import { hostOnlyArray } from "./host-copies.ts";
 import { onnxJit } from "./jit.ts";
 
 type Fn = (...args: JaxArray[]) => JaxArray[];
@@ -314,4 +315,23 @@ test("sessions are cached per input signature and bounded", () => {
     ["float32[2]", "float32[3]"],
   );
   f.dispose();
+});
+
+test("host-only arrays: a program reads their host data; one that would run on jax-js refuses them", () => {
+  const data = Float32Array.of(3, 1, 2);
+  const hostOnly = () => hostOnlyArray(np.zeros([3], { dtype: np.float32 }), data);
+  const double = onnxJit((x: JaxArray) => [x.mul(2)], { name: "double" });
+  assert.deepEqual(Array.from(double(hostOnly())[0].dataSync() as Float32Array), [6, 2, 4]);
+  double.dispose();
+  const onWarning = () => {};
+  process.on("warning", onWarning);
+  const sorter = onnxJit((x: JaxArray) => [np.sort(x)], { name: "sorter" });
+  try {
+    assert.throws(() => sorter(hostOnly()), /sorter cannot run on ONNX Runtime .*host-only arrays/);
+    // The same program on an ordinary array still runs on jax-js.
+    assert.deepEqual(Array.from(sorter(np.array(data))[0].dataSync() as Float32Array), [1, 2, 3]);
+  } finally {
+    sorter.dispose();
+    setImmediate(() => process.off("warning", onWarning));
+  }
 });

@@ -13,6 +13,25 @@ export function rememberHostCopy(array: JaxArray, data: HostArray): void {
   copies.set(array, data);
 }
 
+/** Arrays whose data lives on the host alone (see `hostOnlyArray`). */
+const hostOnly = new WeakSet<object>();
+
+/**
+ * An array of `data`'s shape whose values only ONNX programs read: jax-js holds a lazy zeros of
+ * that shape (no memory), and the program's input is `data` itself. For frozen weights that only
+ * compiled steps read (a LoRA trainer's base: 2.3 GB of a 0.6B model's update not copied into
+ * jax-js). A program that would run them on jax-js instead refuses (`isHostOnly`).
+ */
+export function hostOnlyArray(array: JaxArray, data: HostArray): JaxArray {
+  copies.set(array, data);
+  hostOnly.add(array);
+  return array;
+}
+
+export function isHostOnly(array: JaxArray): boolean {
+  return hostOnly.has(array);
+}
+
 /**
  * The array's data on the host. Consumes the array (as `dataSync` does). `remember`: keep the copy
  * read from jax-js's heap for the array's next read (programs' inputs: a policy's parameters are

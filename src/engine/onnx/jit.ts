@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { type JaxArray, jax, np } from "../jax.ts";
 import { type ConstInput, convertJaxpr, onnxDType, UnsupportedPrimitiveError } from "./convert.ts";
 import type { FusionCounts } from "./fuse.ts";
-import { rememberHostCopy, takeHostData } from "./host-copies.ts";
+import { isHostOnly, rememberHostCopy, takeHostData } from "./host-copies.ts";
 import type { OnnxGraph } from "./proto.ts";
 import { encodeModel } from "./proto.ts";
 import { type ExternalData, type HostData, type IoSpec, OrtProgram, type RuntimeOptions } from "./runtime.ts";
@@ -232,6 +232,11 @@ export function onnxJit<F extends AnyFunction>(f: F, options: OnnxJitOptions = {
       }
     }
     if (entry.kind === "fallback") {
+      // jax-js would read the zeros standing for host-only data: a wrong result, never silently.
+      if (leaves.some(isHostOnly))
+        throw new Error(
+          `${options.name ?? "program"} cannot run on ONNX Runtime (${entry.reason}) and its inputs include host-only arrays jax-js cannot read`,
+        );
       fallback ??= jax.jit(f as never) as never;
       return fallback!(...args);
     }

@@ -7,11 +7,12 @@
  * With dropout each micro-batch gets its random key from (seed, optimizer step, index).
  */
 import { mixSeeds } from "../../core/random.ts";
-import { random } from "../../engine/jax.ts";
-import { type HostArray, rememberHostCopy } from "../../engine/onnx/host-copies.ts";
+import { engineName } from "../../engine/backend.ts";
+import { np, random } from "../../engine/jax.ts";
+import { type HostArray, hostOnlyArray } from "../../engine/onnx/host-copies.ts";
 import { type AdamWOptions, adamw } from "../../engine/optim.ts";
 import { createTrainer, type Trainer } from "../../engine/train.ts";
-import { disposeTree, flattenTree, refTree, treeFromHost } from "../../engine/tree.ts";
+import { disposeTree, refTree, treeFromHost, unflattenTree } from "../../engine/tree.ts";
 import type { PerTokenLoss, TokenBatch, TokenLossOptions } from "../embedded/losses.ts";
 import type { LoraConfig, LoraParams } from "./lora.ts";
 import type { HfParams } from "./model.ts";
@@ -41,11 +42,18 @@ export function createLoraTrainer(
     // it at 256 tokens, 8.8 and 12.0 GB at 512, at the same speed (docs/real-checkpoints.md).
     memPattern: false,
   });
-  const base = treeFromHost<HfParams>(checkpoint.tensors);
-  // A compiled step reads its inputs on the host: point it at the checkpoint's own arrays, so the
-  // base is not copied out of jax-js's heap a third time (0.54 GB for a 135M model).
-  for (const [path, array] of flattenTree(base))
-    rememberHostCopy(array, checkpoint.tensors[path].data as HostArray);
+  // The compiled steps (ONNX) read their inputs on the host: the base is the checkpoint's own
+  // arrays there and lazy zeros in jax-js (not copied in: 2.3 GB for a 0.6B model). On the jax-js
+  // engine the steps read jax-js's copy.
+  const base =
+    engineName() === "onnx"
+      ? (unflattenTree(
+          Object.entries(checkpoint.tensors).map(([path, { shape, data }]) => [
+            path,
+            hostOnlyArray(np.zeros(shape, { dtype: np.float32 }), data as HostArray),
+          ]),
+        ) as HfParams)
+      : treeFromHost<HfParams>(checkpoint.tensors);
   const withBase = (microBatches: TokenBatch[], step: number): HfLoraBatch[] =>
     microBatches.map((batch, i) => ({
       ...batch,
