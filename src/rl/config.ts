@@ -205,18 +205,12 @@ export const RlConfigSchema = z
       });
     }
     if (config.base.startsWith("hf:")) {
-      // A Hugging Face checkpoint has no value head and no reference scorer here (hf-training.ts).
+      // A Hugging Face checkpoint has no value head (hf-training.ts); its KL reference is the base.
       if (config.estimator === "gae")
         context.addIssue({
           code: "custom",
           path: ["estimator"],
           message: `"gae" needs a value head, which an hf: base does not have; valid with hf: ${quoted(RL_ESTIMATORS.filter((name) => name !== "gae"))}`,
-        });
-      if (config.klCoef > 0)
-        context.addIssue({
-          code: "custom",
-          path: ["klCoef"],
-          message: `a KL term is not supported with an hf: base yet; must be 0, got ${config.klCoef}`,
         });
     } else if (config.lora) {
       context.addIssue({ code: "custom", path: ["lora"], message: "LoRA needs an hf:<folder> base" });

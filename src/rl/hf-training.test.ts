@@ -101,6 +101,24 @@ test("train rl on hf: with LoRA trains the adapter on the template's ids and wri
   store.close();
 });
 
+test("train rl on hf: with a KL term the reference is the base: KL 0 before the adapter moves, above 0 after", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-kl-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const config = hfConfig({ klCoef: 0.1, klEstimator: "k3" });
+  const { directory, store } = createRunDirectory({ kind: "rl", root, config, id: "kl" });
+  await trainRl({ config, runDir: directory, store, runId: "kl", env: chatEnvironment() });
+  const kl = store.metrics("kl", "policy/kl_ref");
+  assert.deepEqual(
+    kl.map((point) => point.step),
+    [1, 2],
+  );
+  // Step 1 updates from PEFT's init (B = 0): the policy is the base, token for token, and the
+  // reference scored the ids the model read at the run's temperature.
+  assert.ok(Math.abs(kl[0].value) < 1e-6, `step 1: kl_ref ${kl[0].value}`);
+  assert.ok(kl[1].value > 1e-6, `step 2: kl_ref ${kl[1].value}`);
+  store.close();
+});
+
 test("train rl on hf: killed mid-step resumes from its last adapter checkpoint, episodes stored once and re-sampled alike", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-hf-resume-"));
   t.after(() => rmSync(root, { recursive: true, force: true }));
@@ -152,7 +170,6 @@ test("an hf: base refuses what it does not have, naming the field", () => {
     () => hfConfig({ estimator: "gae" }),
     /estimator: "gae" needs a value head.*valid with hf: .*"grpo"/,
   );
-  assert.throws(() => hfConfig({ klCoef: 0.1 }), /klCoef: a KL term is not supported with an hf: base/);
   assert.throws(
     () => parseRlConfig({ base: "models/base-strong", lora: { rank: 4 } }),
     /lora: LoRA needs an hf:<folder> base/,

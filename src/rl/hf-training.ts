@@ -9,7 +9,8 @@
  *   the engine with the step's adapter applied unmerged (engine.ts `lora`; the compiled programs
  *   are reused across steps). Trajectories are stored with the ids the model read (fed-ids.ts), so
  *   the trainer's log-probs are the sampler's (`policy/kl_sampler` ≈ 0).
- * - Update: hfLoraTokenLoss with the lab's ppoLoss through createTrainer (lora-trainer.ts).
+ * - Update: hfLoraTokenLoss with the lab's ppoLoss through createTrainer (lora-trainer.ts). With a
+ *   KL term the reference is the base without the adapter, scoring on the engine.
  * - Checkpoints: `<run>/checkpoints/step-N/` is a PEFT adapter folder with the trainer's state in
  *   `trainer/` (lora-checkpoint.ts); the newest one resumes the run.
  * - The trained model: the adapter in `<run>/adapter` and the base with it merged in
@@ -63,7 +64,7 @@ export async function openHfTraining(
     loss: ppoLoss({
       clipLow: config.clipLow,
       clipHigh: config.clipHigh,
-      klCoef: 0,
+      klCoef: config.klCoef,
       klEstimator: config.klEstimator,
       entropyCoef: config.entropyCoef,
       valueCoef: 0,
@@ -94,6 +95,8 @@ export async function openHfTraining(
   const probe = new HfEngineModel(checkpoint);
   const maxLen = probe.maxLen;
   probe.dispose();
+  // The KL term's reference: the base without the adapter, scoring on the engine.
+  const reference = config.klCoef > 0 ? new HfEngineModel(checkpoint, { maxLen }) : null;
 
   return {
     trainer,
@@ -102,6 +105,7 @@ export async function openHfTraining(
     secondsBefore,
     maxLen,
     embedded: null,
+    reference: reference && (async (sequences) => reference.sequenceLogprobs(sequences, config.temperature)),
     rolloutPolicy: async (step, params) => {
       const model = new HfEngineModel(checkpoint, {
         maxLen,
@@ -165,6 +169,7 @@ export async function openHfTraining(
       disposeTree(current.params as never);
       disposeTree(current.opt as never);
       trainer.dispose();
+      reference?.dispose();
     },
   };
 }

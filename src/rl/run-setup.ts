@@ -37,6 +37,7 @@ import type { RlTrainState } from "./ppo-update.ts";
 import type { RolloutEnvironment } from "./rollout-step.ts";
 import { taskSamplerFor } from "./tasks.ts";
 import type { TrainRlOptions } from "./train.ts";
+import { gptReferenceScorer, type ReferenceScorer } from "./update-batch.ts";
 
 /** The run's rollout environment: `options.env`'s parts where given, world tasks otherwise. */
 export function rolloutEnvironment(options: TrainRlOptions): RolloutEnvironment {
@@ -69,11 +70,10 @@ export interface RlTraining<P extends ParamTree = ParamTree> {
   secondsBefore: number;
   /** Longest token sequence trained on (episodes are cut to it). */
   maxLen: number;
-  /**
-   * The lab's GPT (boundary tracking, the critic's values, the KL reference's log-probs), with the
-   * base's params when the loss has a KL term; null for a model without them.
-   */
-  embedded: { model: { config: GptConfig; tokenizer: WordTokenizer }; reference: GptParams | null } | null;
+  /** The lab's GPT (boundary tracking, the critic's values); null for a model without them. */
+  embedded: { model: { config: GptConfig; tokenizer: WordTokenizer } } | null;
+  /** The KL term's reference (the base) as a scorer; null without a KL term. */
+  reference: ReferenceScorer | null;
   /** The policy of step `step`'s rollouts on `params` (closed by the caller). */
   rolloutPolicy(step: number, params: P): RolloutPolicy | Promise<RolloutPolicy>;
   /** A resumable checkpoint at `trainer.rlStep` (registered as a `checkpoint` artifact). */
@@ -174,7 +174,8 @@ async function openEmbeddedTraining(
     rlStep,
     secondsBefore,
     maxLen: model.config.maxLen,
-    embedded: { model, reference },
+    embedded: { model },
+    reference: reference && gptReferenceScorer(reference, model.config, config.temperature),
     rolloutPolicy: (step, params) => ({
       policy: new EmbeddedPolicy(
         { ...model, params },

@@ -275,8 +275,9 @@ async function updatePolicy(
     step,
     trajectories,
     embedded ? { config: embedded.model.config, params: state.params as GptParams } : null,
-    embedded?.reference ?? null,
+    training.reference,
     config,
+    training.maxLen,
   );
   await options.transformBatch?.(batch.update);
   const updated = await ppoUpdate(training.trainer, state, batch.update, learning.learningRate, {

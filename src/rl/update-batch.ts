@@ -16,6 +16,21 @@ import { advantageOptions } from "./rollout-step.ts";
 import type { RlUpdateBatch } from "./train.ts";
 
 /**
+ * The reference model's log-probs of token sequences (log p(ids[t] | ids[<t]) at the run's
+ * temperature, aligned with the ids, 0 at t = 0): the KL term's anchor.
+ */
+export type ReferenceScorer = (sequences: number[][]) => Promise<ArrayLike<number>[]>;
+
+/** The lab GPT `params` as a reference scorer. */
+export function gptReferenceScorer(
+  params: GptParams,
+  config: GptConfig,
+  temperature: number,
+): ReferenceScorer {
+  return async (sequences) => (await scoreTokens(params, config, sequences, { temperature })).logprobs;
+}
+
+/**
  * The update batch of `trajectories` (the kept groups, flattened) and its metrics: `value/*` (gae),
  * then `advantage/*` (advantageMetrics over the kept groups; the zero-variance fraction is the
  * rollout's, over every sampled group, so it is left out here).
@@ -24,13 +39,14 @@ export async function buildUpdateBatch(
   step: number,
   trajectories: Trajectory[],
   model: { params: GptParams; config: GptConfig } | null,
-  reference: GptParams | null,
+  reference: ReferenceScorer | null,
   config: RlConfig,
+  maxLen: number,
 ): Promise<{ update: RlUpdateBatch; metrics: Record<string, number> }> {
   const metrics: Record<string, number> = {};
   // The config refuses these for a model without a critic or a reference scorer (config.ts).
-  if (!model && (config.estimator === "gae" || reference))
-    throw new Error("rl: gae and a KL term need the lab's GPT (a value head, a reference scorer)");
+  if (!model && config.estimator === "gae") throw new Error("rl: gae needs the lab's GPT (a value head)");
+  if (config.klCoef > 0 && !reference) throw new Error("rl: a KL term needs a reference scorer");
   // The critic's values of the kept episodes (GAE only), padded to the flattened length.
   const oldValues =
     config.estimator === "gae"
@@ -48,14 +64,9 @@ export async function buildUpdateBatch(
   Object.assign(metrics, advantageStats);
   const update: RlUpdateBatch = { step, trajectories, advantages: result.advantages };
   if (oldValues && result.returns) update.critic = { oldValues, returns: result.returns };
-  if (reference && model) {
-    const scored = await scoreTokens(
-      reference,
-      model.config,
-      trajectories.map((trajectory) => trainingIds(trajectory, model.config.maxLen)),
-      { temperature: config.temperature },
-    );
-    update.refLogprobs = padToFlattened(trajectories, scored.logprobs);
+  if (reference) {
+    const scored = await reference(trajectories.map((trajectory) => trainingIds(trajectory, maxLen)));
+    update.refLogprobs = padToFlattened(trajectories, scored);
   }
   return { update, metrics };
 }

@@ -125,11 +125,30 @@ export class HfEngineModel {
     });
   }
 
-  /** log p(ids[t] | ids[<t]) for t ≥ 1: [B·(T−1)] (scoring, without the [B,T,V] logits leaving ORT). */
-  tokenLogprobs(ids: Int32Array, rows: number): Float32Array {
-    return this.#run("logprobs", ids, rows, (p, x) => {
+  /**
+   * log p(ids[t] | ids[<t]) for t ≥ 1: [B·(T−1)] (scoring, without the [B,T,V] logits leaving ORT),
+   * under softmax(logits / temperature).
+   */
+  tokenLogprobs(ids: Int32Array, rows: number, temperature = 1): Float32Array {
+    return this.#run(`logprobs@${temperature}`, ids, rows, (p, x) => {
       const [base, adapters] = this.#split(p);
-      return hfTokenLogprobs(base, x, this.config, adapters);
+      return hfTokenLogprobs(base, x, this.config, adapters, temperature);
+    });
+  }
+
+  /**
+   * log p(ids[t] | ids[<t]) of each sequence, aligned with its ids (0 at t = 0), one row at a time
+   * padded at the end to a multiple of 64 tokens (a causal pass: the padding changes nothing before
+   * it, and a few programs serve every length).
+   */
+  sequenceLogprobs(sequences: readonly (readonly number[])[], temperature = 1): Float32Array[] {
+    return sequences.map((ids) => {
+      const out = new Float32Array(ids.length);
+      if (ids.length < 2) return out;
+      const padded = new Int32Array(Math.ceil(ids.length / 64) * 64);
+      padded.set(ids);
+      out.set(this.tokenLogprobs(padded, 1, temperature).subarray(0, ids.length - 1), 1);
+      return out;
     });
   }
 

@@ -304,7 +304,8 @@ export function hfLogits(
 }
 
 /**
- * log p(ids[t] | ids[<t]) for t = 1..T−1: [B, T−1], from one full causal pass (inference: gathers).
+ * log p(ids[t] | ids[<t]) for t = 1..T−1: [B, T−1], from one full causal pass (inference: gathers),
+ * under softmax(logits / temperature).
  * Consumes params and ids.
  */
 export function hfTokenLogprobs(
@@ -312,6 +313,7 @@ export function hfTokenLogprobs(
   ids: JaxArray,
   config: HfModelConfig,
   adapters?: HfForwardOptions["adapters"],
+  temperature = 1,
 ): JaxArray {
   const [B, T] = ids.shape;
   const next = ids.ref.slice([], [1, T]).reshape([B, T - 1, 1]);
@@ -320,7 +322,8 @@ export function hfTokenLogprobs(
   lmHead?.dispose();
   // The last position predicts nothing here: drop it before the head, not from the [B,T,V] logits.
   const hidden = hfHidden(body, ids, config, { gather: true, adapters }).slice([], [0, T - 1]); // [B,T−1,D]
-  const logits = hfHeadLogits(hidden, head); // [B,T−1,V]
+  let logits = hfHeadLogits(hidden, head); // [B,T−1,V]
+  if (temperature !== 1) logits = logits.div(temperature);
   return np.takeAlongAxis(nn.logSoftmax(logits, -1), next, -1).reshape([B, T - 1]);
 }
 
