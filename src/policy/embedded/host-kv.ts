@@ -177,12 +177,20 @@ const MAX_PROGRAMS = 48;
 const MAX_BAKED_PROGRAMS = 3;
 const BAKED_MEMORY_SHARE = 0.25;
 
+/** Baked programs a model may keep open, by its fixed parameters' size (computed once per model). */
+const bakedLimits = new WeakMap<KvModel, number>();
+
 function bakedProgramLimit(model: KvModel, fixed: NonNullable<KvModel["fixedParams"]>): number {
-  let bytes = 0;
-  model.paramData.forEach((data, i) => {
-    if (fixed.leaves[i]) bytes += data.byteLength;
-  });
-  return Math.min(MAX_BAKED_PROGRAMS, Math.floor((totalmem() * BAKED_MEMORY_SHARE) / Math.max(bytes, 1)));
+  let limit = bakedLimits.get(model);
+  if (limit === undefined) {
+    let bytes = 0;
+    model.paramData.forEach((data, i) => {
+      if (fixed.leaves[i]) bytes += data.byteLength;
+    });
+    limit = Math.min(MAX_BAKED_PROGRAMS, Math.floor((totalmem() * BAKED_MEMORY_SHARE) / Math.max(bytes, 1)));
+    bakedLimits.set(model, limit);
+  }
+  return limit;
 }
 
 /**
@@ -299,7 +307,7 @@ function chunkProgram(
     closeWhere(MAX_PROGRAMS - 1, () => true);
   }
   programs.set(key, entry);
-  return entry.compiled as Extract<Compiled, { kind: "onnx" }>;
+  return { program: entry.compiled as Extract<Compiled, { kind: "onnx" }>, baked };
 }
 
 /**
@@ -491,8 +499,15 @@ export class HostKvCache {
     };
     const window = (data: Float32Array) =>
       gather ? data : data.subarray(lo * H * S * K, (lo + size) * H * S * K);
-    const program = chunkProgram(model, size, chunk, withLogits, S, gather ? rows : null, normalise);
-    const baked = bakedParams(model, chunk, withLogits);
+    const { program, baked } = chunkProgram(
+      model,
+      size,
+      chunk,
+      withLogits,
+      S,
+      gather ? rows : null,
+      normalise,
+    );
     const inputs = [
       ...(baked ? this.#params.filter((_, i) => !baked.leaves[i]) : this.#params),
       ...this.#keys.map(window),

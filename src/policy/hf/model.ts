@@ -289,6 +289,14 @@ export function headWeight(params: HfParams): JaxArray {
   return (params.lmHead ?? params.embed).ref;
 }
 
+/** Every parameter but `lmHead` (consumed), and the head's weight (a new reference). */
+export function splitHead(params: HfParams): [HfParams, JaxArray] {
+  const head = headWeight(params);
+  const { lmHead, ...body } = params;
+  lmHead?.dispose();
+  return [body, head];
+}
+
 /** Logits [B,T,V] of a full causal pass. Consumes params and ids. */
 export function hfLogits(
   params: HfParams,
@@ -296,11 +304,8 @@ export function hfLogits(
   config: HfModelConfig,
   options: HfForwardOptions = {},
 ): JaxArray {
-  const head = headWeight(params);
-  const { lmHead, ...body } = params;
-  const logits = hfHeadLogits(hfHidden(body, ids, config, options), head);
-  lmHead?.dispose();
-  return logits;
+  const [body, head] = splitHead(params);
+  return hfHeadLogits(hfHidden(body, ids, config, options), head);
 }
 
 /**
@@ -317,9 +322,7 @@ export function hfTokenLogprobs(
 ): JaxArray {
   const [B, T] = ids.shape;
   const next = ids.ref.slice([], [1, T]).reshape([B, T - 1, 1]);
-  const head = headWeight(params);
-  const { lmHead, ...body } = params;
-  lmHead?.dispose();
+  const [body, head] = splitHead(params);
   // The last position predicts nothing here: drop it before the head, not from the [B,T,V] logits.
   const hidden = hfHidden(body, ids, config, { gather: true, adapters }).slice([], [0, T - 1]); // [B,T−1,D]
   let logits = hfHeadLogits(hidden, head); // [B,T−1,V]

@@ -13,38 +13,18 @@ import {
   type TokenLossOptions,
   weighTokenLoss,
 } from "../embedded/losses.ts";
-import { alignToIds, logitsTokenStats, type TokenStats } from "../embedded/model.ts";
+import { alignToIds, type TokenStats } from "../embedded/model.ts";
 import type { HfModelConfig } from "./config.ts";
 import { type LoraConfig, type LoraParams, loraAdapters } from "./lora.ts";
-import {
-  type HfForwardOptions,
-  type HfParams,
-  headWeight,
-  hfHeadLogits,
-  hfHidden,
-  hfLogits,
-} from "./model.ts";
+import { type HfForwardOptions, type HfParams, hfHeadLogits, hfHidden, splitHead } from "./model.ts";
 
 /** A token batch plus the frozen base weights (and a dropout key in training). */
 export type HfLoraBatch = TokenBatch & { base: HfParams; dropoutKey?: JaxArray };
 
 /**
- * log p(ids[t] | ids[<t]) (and entropies) aligned with ids [B,T], 0 at t = 0, from the Hugging Face
- * forward (with `adapters` when given). Differentiable unless `gather`. Consumes params and ids.
- */
-export function hfTokenStats(
-  params: HfParams,
-  ids: JaxArray,
-  config: HfModelConfig,
-  options: HfForwardOptions & { temperature?: number; entropy?: boolean } = {},
-): TokenStats {
-  const logits = hfLogits(params, ids.ref, config, options);
-  return { ...logitsTokenStats(logits, ids, options), values: null };
-}
-
-/**
- * `hfTokenStats` for a model whose embedding and head are frozen (an adapter's training: LoRA
- * never targets them), without a vocabulary-wide one-hot. The differentiable forward writes its
+ * log p(ids[t] | ids[<t]) (and entropies) aligned with ids [B,T], 0 at t = 0, for a model whose
+ * embedding and head are frozen (an adapter's training: LoRA never targets them), without a
+ * vocabulary-wide one-hot. The differentiable forward writes its
  * gathers as one-hot products (jax-js cannot compile the gradient of `take`), and a one-hot of
  * [B,T,V] is what a 49,152-word model's update spent a fifth of its time building and multiplying.
  * With the tables frozen no gradient reaches them: the embedding is a `take`, and the token's
@@ -60,9 +40,7 @@ export function hfFrozenHeadTokenStats(
 ): TokenStats {
   const T = ids.shape[1];
   const temperature = options.temperature ?? 1;
-  const head = headWeight(params);
-  const { lmHead, ...body } = params;
-  lmHead?.dispose();
+  const [body, head] = splitHead(params);
   const hidden = hfHidden(body, ids.ref, config, { ...options, gather: true }); // [B,T,D]
   const next = np.pad(ids.slice([], [1, T]), [
     [0, 0],
@@ -74,12 +52,12 @@ export function hfFrozenHeadTokenStats(
     logits = logits.div(temperature);
     picked = picked.div(temperature);
   }
+  const logZ = nn.logsumexp(logits.ref, -1); // [B,T]
   let entropy: JaxArray | null = null;
   if (options.entropy) {
-    const logp = nn.logSoftmax(logits.ref, -1);
+    const logp = logits.sub(np.expandDims(logZ.ref, -1)); // [B,T,V]
     entropy = alignToIds(np.exp(logp.ref).mul(logp).sum(-1).neg());
-  }
-  const logZ = nn.logsumexp(logits, -1); // [B,T]
+  } else logits.dispose();
   return { logprobs: alignToIds(picked.sub(logZ)), entropy, values: null };
 }
 
