@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { createRng } from "../../core/random.ts";
-import { logSoftmax, sampleNormalised, sampleToken } from "./sampler.ts";
+import { logPartition, logSoftmax, sampleNormalised, sampleToken } from "./sampler.ts";
 
 const probs = [0.5, 0.3, 0.15, 0.05];
 const logits = probs.map(Math.log);
@@ -148,9 +148,10 @@ test("sampleNormalised, given the log-partition and probabilities the engine wou
       (values, temperature, topP, seed) => {
         const row = Float32Array.from(values);
         if (row.every((x) => x === -Infinity)) row[0] = 0;
-        const logp = logSoftmax(row, temperature || 1);
-        const finite = logp.findIndex((x) => x > -Infinity);
-        const logZ = row[finite] / (temperature || 1) - logp[finite];
+        // The exact log-partition: logits / T − logZ is then the very log-softmax sampleToken's
+        // top-p draw sees (a logZ recovered from one log-prob is off by an ulp, enough to move a
+        // nucleus boundary between two tokens of equal mass).
+        const logZ = logPartition(row, temperature || 1);
         const probs = Float64Array.from(row, (x) => Math.exp(x / (temperature || 1) - logZ));
         const options = { temperature, topP };
         const drawn = sampleNormalised(row, logZ, probs, options, createRng(seed));

@@ -45,7 +45,7 @@ export function logSoftmax(logits: ArrayLike<number>, temperature = 1): Float64A
  * their exponentials after it, in index order. logSoftmax and sampleToken both take it from here,
  * so a token's log-prob is the same double whichever path computed it.
  */
-function logPartition(logits: ArrayLike<number>, temperature: number): number {
+export function logPartition(logits: ArrayLike<number>, temperature: number): number {
   const n = logits.length;
   let max = -Infinity;
   for (let i = 0; i < n; i++) {
