@@ -174,9 +174,11 @@ test("control: the same escapes work in plain Pyodide, so the probes above test 
   // Plain Pyodide in a throwaway child process (never in this process): js is the host's globals,
   // and a proxy's constructor is the host's Function.
   const pyodide = pathToFileURL(createRequire(import.meta.url).resolve("pyodide/pyodide.mjs")).href;
-  const script = `const { loadPyodide } = await import(${JSON.stringify(pyodide)});
-const py = await loadPyodide({ stdout: (line) => console.log(line) });
-py.runPython(process.argv[1]);`;
+  const script = [
+    `const { loadPyodide } = await import(${JSON.stringify(pyodide)});`,
+    "const py = await loadPyodide({ stdout: (line) => console.log(line) });",
+    "py.runPython(process.argv[1]);",
+  ].join("\n");
   const probe = `
 import js
 print("js", js.process.pid > 0)

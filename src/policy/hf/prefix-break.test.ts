@@ -35,7 +35,13 @@ test("comparePrefix: extends, breaks in the prompt, in the sampled ids, or stops
   assert.deepEqual(comparePrefix([], [], [7]), { extends: true, breakAt: null, site: null, lostTokens: 0 });
 });
 
-const tools = (await readTestdata<{ tools: unknown[] }>("chat-cases.json")).tools;
+// Read on first use, not by a top-level await: a test registered after one is unknown to the runner
+// when the tests before it finish, and `--test-force-exit` would end the file without running it.
+let tools: Promise<unknown[]> | undefined;
+const chatTools = () => {
+  tools ??= readTestdata<{ tools: unknown[] }>("chat-cases.json").then((cases) => cases.tools);
+  return tools;
+};
 
 /** Messages and sampled texts of an episode: each sample (stop token included) parsed into its message. */
 function episode(steps: (HfChatMessage | string)[], stop: string, format: ToolCallFormat) {
@@ -67,7 +73,7 @@ async function replay(
     await cachedTokenizer(folder),
     messages,
     sampled,
-    { tools, extra },
+    { tools: await chatTools(), extra },
   );
 }
 
