@@ -4,7 +4,7 @@
  * choices, the valid values (estimators, reward presets, aggregation modes, families).
  */
 import { z } from "zod";
-import { LoraSettingsSchema } from "../policy/hf/spec.ts";
+import { HfTuningSchema } from "../policy/hf/spec.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../reward/index.ts";
 import { NOISE_MODES, validateNoise } from "../tools/noise.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
@@ -62,11 +62,16 @@ export const RlConfigSchema = z
     name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' or '-'"),
     /**
      * Checkpoint directory of the policy to start from (and the frozen KL reference), or
-     * `hf:<folder>`: a Hugging Face checkpoint, trained with LoRA (`lora`) on its frozen weights.
+     * `hf:<folder>`: a Hugging Face checkpoint, trained with LoRA on its frozen weights or fully
+     * fine-tuned (`lora`).
      */
     base: z.string().min(1),
-    /** LoRA of an `hf:` base (PEFT's r, lora_alpha, target_modules, lora_dropout; missing ones take LORA_DEFAULTS). */
-    lora: LoraSettingsSchema.optional(),
+    /**
+     * How an `hf:` base is trained: LoRA settings (PEFT's r, lora_alpha, target_modules,
+     * lora_dropout; missing ones take LORA_DEFAULTS; the field absent: LoRA with the defaults), or
+     * `false`: full fine-tuning, every weight trained (the CLI's `--full-finetune`).
+     */
+    lora: HfTuningSchema.optional(),
     /** Where the final model is written (default `<run directory>/model`). */
     out: z.string().min(1).optional(),
     /** RL steps (one rollout batch and its PPO update each). */
@@ -212,8 +217,15 @@ export const RlConfigSchema = z
           path: ["estimator"],
           message: `"gae" needs a value head, which an hf: base does not have; valid with hf: ${quoted(RL_ESTIMATORS.filter((name) => name !== "gae"))}`,
         });
-    } else if (config.lora) {
-      context.addIssue({ code: "custom", path: ["lora"], message: "LoRA needs an hf:<folder> base" });
+    } else if (config.lora !== undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["lora"],
+        message:
+          config.lora === false
+            ? "false (full fine-tuning) is for an hf:<folder> base; a lab base is always trained in full: leave lora out"
+            : "LoRA needs an hf:<folder> base",
+      });
     }
     if (config.taskIds && config.taskFile) {
       context.addIssue({ code: "custom", path: ["taskFile"], message: "give taskIds or taskFile, not both" });

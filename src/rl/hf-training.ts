@@ -1,20 +1,25 @@
 /**
- * The model side of `train rl` on a Hugging Face checkpoint (`base: "hf:<folder>"`), LoRA only:
- * the base's weights stay frozen (held once on the host for the rollout engine and once for the
- * trainer), the adapter (lora.ts, PEFT's init) is the only trained tree, and the loop, the
- * estimators, the PPO loss, dynamic sampling, failure classes, metrics and resume are the lab's
- * (train.ts), through the `RlTraining` seam (run-setup.ts).
+ * The model side of `train rl` on a Hugging Face checkpoint (`base: "hf:<folder>"`), with LoRA
+ * (`lora` settings: the base's weights stay frozen, held once on the host for the rollout engine
+ * and the trainer, and the adapter, PEFT's init, is the only trained tree) or full fine-tuning
+ * (`lora: false`: every weight trained), policy/hf/tuning.ts's seam; the loop, the estimators, the
+ * PPO loss, dynamic sampling, failure classes, metrics and resume are the lab's (train.ts), through
+ * the `RlTraining` seam (run-setup.ts).
  *
  * - Rollouts: each step the HfPolicy (policy.ts: chat template, tokenizer, tool-call parser) on
- *   the engine with the step's adapter applied unmerged (engine.ts `lora`; the compiled programs
- *   are reused across steps). Trajectories are stored with the ids the model read (fed-ids.ts), so
- *   the trainer's log-probs are the sampler's (`policy/kl_sampler` ≈ 0).
- * - Update: hfLoraTokenLoss with the lab's ppoLoss through createTrainer (lora-trainer.ts). With a
- *   KL term the reference is the base without the adapter, scoring on the engine.
- * - Checkpoints: `<run>/checkpoints/step-N/` is a PEFT adapter folder with the trainer's state in
- *   `trainer/` (lora-checkpoint.ts); the newest one resumes the run.
- * - The trained model: the adapter in `<run>/adapter` and the base with it merged in
- *   `<run>/model` (or `out`): a plain checkpoint folder transformers, vLLM and `hf:` load.
+ *   the engine with the step's weights: the adapter applied unmerged (engine.ts `lora`), or the
+ *   fully trained weights as inputs (`trainedWeights`); either way the compiled programs are
+ *   reused across steps. Trajectories are stored with the ids the model read (fed-ids.ts), so the
+ *   trainer's log-probs are the sampler's (`policy/kl_sampler` ≈ 0).
+ * - Update: the HF token loss (token-loss.ts) with the lab's ppoLoss through createTrainer
+ *   (lora-trainer.ts). With a KL term the reference is the base as loaded (without the adapter,
+ *   or the weights before any step), scoring on the engine.
+ * - Checkpoints: `<run>/checkpoints/step-N/` is a PEFT adapter folder, or a full checkpoint
+ *   folder, with the trainer's state in `trainer/` (lora-checkpoint.ts); the newest one resumes
+ *   the run.
+ * - The trained model: with LoRA the adapter in `<run>/adapter` and the base with it merged in
+ *   `<run>/model` (or `out`); fully fine-tuned, the checkpoint folder in `<run>/model`: a plain
+ *   checkpoint folder transformers, vLLM and `hf:` load.
  * - Memory: every step logs `memory/peak_rss_mb` (train.ts), the process's peak resident set.
  */
 import { existsSync, rmSync } from "node:fs";
@@ -22,17 +27,14 @@ import { writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { mixSeeds } from "../core/random.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
-import { random } from "../engine/jax.ts";
-import { disposeTree, treeToHost } from "../engine/tree.ts";
+import { disposeTree, type ParamTree } from "../engine/tree.ts";
 import { HfEngineModel } from "../policy/hf/engine.ts";
 import { withFedIds } from "../policy/hf/fed-ids.ts";
 import { loadHfTextSide } from "../policy/hf/load.ts";
-import { initLora, type LoraParams, resolveLoraConfig } from "../policy/hf/lora.ts";
-import { isLoraCheckpoint, loadLoraCheckpoint, saveLoraCheckpoint } from "../policy/hf/lora-checkpoint.ts";
-import { createLoraTrainer } from "../policy/hf/lora-trainer.ts";
-import { writeMergedCheckpoint, writePeftAdapter } from "../policy/hf/peft.ts";
+import { isLoraCheckpoint } from "../policy/hf/lora-checkpoint.ts";
 import { HfPolicy } from "../policy/hf/policy.ts";
 import { parseHfSpec } from "../policy/hf/spec.ts";
+import { openHfTuning } from "../policy/hf/tuning.ts";
 import { loadHfCheckpoint } from "../policy/hf/weights.ts";
 import {
   CHECKPOINT_ARTIFACT,
@@ -54,13 +56,12 @@ export const TRAINING_FILE = "agentrl-training.json";
 export async function openHfTraining(
   options: TrainRlOptions,
   environment: RolloutEnvironment,
-): Promise<RlTraining<LoraParams>> {
+): Promise<RlTraining<ParamTree>> {
   const { config, store, runId } = options;
   const folder = resolve(parseHfSpec(config.base)!);
   const checkpoint = loadHfCheckpoint(folder);
   const text = await loadHfTextSide(folder, checkpoint.config.modelType);
-  const lora = resolveLoraConfig(config.lora ?? {}, checkpoint.config);
-  const trainer = createLoraTrainer(checkpoint, lora, {
+  const tuning = openHfTuning(checkpoint, folder, config.lora, {
     loss: ppoLoss({
       clipLow: config.clipLow,
       clipHigh: config.clipHigh,
@@ -75,27 +76,28 @@ export async function openHfTraining(
     maxGradNorm: config.maxGradNorm,
     seed: config.seed,
   });
+  const trainer = tuning.trainer;
   const latest = store.latestArtifact(runId, CHECKPOINT_ARTIFACT);
-  let state: RlTraining<LoraParams>["state"];
+  let state: RlTraining<ParamTree>["state"];
   let rlStep = 0;
   let secondsBefore = 0;
   if (latest) {
     const dir = join(options.runDir, latest.path);
     if (!isLoraCheckpoint(dir)) throw new Error(`${latest.path} has no trainer state: cannot resume`);
-    const loaded = await loadLoraCheckpoint(dir, checkpoint.config);
+    const loaded = await tuning.load(dir);
     const saved = loaded.trainer as unknown as RlTrainerState;
     state = loaded.state;
     rlStep = saved.rlStep;
     secondsBefore = saved.seconds;
   } else {
-    state = trainer.init(initLora(lora, checkpoint.config, random.key(mixSeeds(config.seed, 0x10a) >>> 0)));
+    state = tuning.init(mixSeeds(config.seed, 0x10a));
   }
   startRecording(options, environment, rlStep);
   // Context of the rollouts and of training: the model's, up to the engine's default.
   const probe = new HfEngineModel(checkpoint);
   const maxLen = probe.maxLen;
   probe.dispose();
-  // The KL term's reference: the base without the adapter, scoring on the engine.
+  // The KL term's reference: the base as loaded (without the adapter), scoring on the engine.
   const reference = config.klCoef > 0 ? new HfEngineModel(checkpoint, { maxLen }) : null;
 
   return {
@@ -107,10 +109,7 @@ export async function openHfTraining(
     embedded: null,
     reference: reference && (async (sequences) => reference.sequenceLogprobs(sequences, config.temperature)),
     rolloutPolicy: async (step, params) => {
-      const model = new HfEngineModel(checkpoint, {
-        maxLen,
-        lora: { config: lora, tensors: await treeToHost(params) },
-      });
+      const model = await tuning.engine(params, maxLen);
       const policy = new HfPolicy(model, text, {
         temperature: config.temperature,
         topP: 1,
@@ -144,24 +143,16 @@ export async function openHfTraining(
           `rl: params are not finite at step ${trainerState.rlStep}; the checkpoint was not written`,
         );
       const path = join(RL_CHECKPOINTS, checkpointDirName(trainerState.rlStep));
-      await saveLoraCheckpoint(join(options.runDir, path), current, {
-        lora,
-        model: checkpoint.config,
-        baseFolder: folder,
-        trainer: trainerState as unknown as JsonValue,
-      });
+      await tuning.save(join(options.runDir, path), current, trainerState as unknown as JsonValue);
       store.addArtifact(runId, { kind: CHECKPOINT_ARTIFACT, path, step: trainerState.rlStep });
       if (config.keepCheckpoints > 0)
         pruneCheckpoints(join(options.runDir, RL_CHECKPOINTS), config.keepCheckpoints);
     },
     saveModel: async (modelDir, params, step, metadata) => {
-      const host = await treeToHost(params);
-      const adapterDir = join(options.runDir, RL_ADAPTER);
-      await writePeftAdapter(adapterDir, host, lora, checkpoint.config, folder);
       // A run resumed after it finished writes its model again.
       if (existsSync(modelDir) && !config.out) rmSync(modelDir, { recursive: true, force: true });
-      await writeMergedCheckpoint(checkpoint, host, lora, modelDir);
-      store.addArtifact(runId, { kind: "adapter", path: RL_ADAPTER, step });
+      if (await tuning.saveModel(modelDir, params, join(options.runDir, RL_ADAPTER)))
+        store.addArtifact(runId, { kind: "adapter", path: RL_ADAPTER, step });
       store.addArtifact(runId, { kind: "model", path: relative(options.runDir, modelDir), step });
       await writeFile(join(modelDir, TRAINING_FILE), `${JSON.stringify(metadata, null, 2)}\n`);
     },

@@ -3,7 +3,7 @@
  * fails before any work with its path, the problem and (for choices) the valid values.
  */
 import { z } from "zod";
-import { LoraSettingsSchema } from "../policy/hf/spec.ts";
+import { HfTuningSchema } from "../policy/hf/spec.ts";
 
 export const SftConfigSchema = z
   .object({
@@ -11,7 +11,8 @@ export const SftConfigSchema = z
     name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "lower-case letters, digits, '.', '_' or '-'"),
     /**
      * Checkpoint directory of the base model to start from (a shipped base, e.g. models/base-strong),
-     * or `hf:<folder>`: a Hugging Face checkpoint, fine-tuned with LoRA (`lora`) on its frozen weights.
+     * or `hf:<folder>`: a Hugging Face checkpoint, fine-tuned with LoRA on its frozen weights or in
+     * full (`lora`).
      */
     base: z.string().min(1),
     /** Dataset directories (`agentrl data collect|stitch|import`); their trajectories are pooled. */
@@ -45,8 +46,12 @@ export const SftConfigSchema = z
     checkpointEvery: z.number().int().positive(),
     /** Seed of the held-out split and the data order. */
     seed: z.number().int().min(0),
-    /** LoRA of an `hf:` base (PEFT's r, lora_alpha, target_modules, lora_dropout; missing ones take LORA_DEFAULTS). */
-    lora: LoraSettingsSchema.optional(),
+    /**
+     * How an `hf:` base is trained: LoRA settings (PEFT's r, lora_alpha, target_modules,
+     * lora_dropout; missing ones take LORA_DEFAULTS; the field absent: LoRA with the defaults), or
+     * `false`: full fine-tuning, every weight trained (the CLI's `--full-finetune`).
+     */
+    lora: HfTuningSchema.optional(),
   })
   .strict();
 
@@ -90,6 +95,10 @@ export function parseSftConfig(input: unknown): SftConfig {
     throw new Error(`invalid sft config:\n  ${problems.join("\n  ")}`);
   }
   const config = result.data;
+  if (config.lora === false && !config.base.startsWith("hf:"))
+    throw new Error(
+      "invalid sft config:\n  lora: false (full fine-tuning) is for an hf:<folder> base; a lab base is always trained in full: leave lora out",
+    );
   if (config.lora && !config.base.startsWith("hf:"))
     throw new Error("invalid sft config:\n  lora: LoRA needs an hf:<folder> base");
   const buckets = config.buckets ?? [];

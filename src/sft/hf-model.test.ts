@@ -2,19 +2,25 @@
  * `train sft` on a Hugging Face checkpoint with LoRA (hf-model.ts), on fixtures/qwen3-chat: stored
  * episodes become chat examples through the checkpoint's template (the loss on what the assistant
  * wrote, tool calls included), a few steps lower the held-out loss, the adapter and the merged
- * folder load, and a run interrupted after a checkpoint resumes to the same adapter.
+ * folder load, and a run interrupted after a checkpoint resumes to the same adapter. With full
+ * fine-tuning (`lora: false`) the saved checkpoint folder has the engine's logits and a resumed
+ * run ends at the straight run's weights.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { collectDataset } from "../data/collect.ts";
 import { loadDataset } from "../data/dataset.ts";
+import { treeToHost } from "../engine/tree.ts";
+import { HfEngineModel } from "../policy/hf/engine.ts";
 import { loadHfPolicy, loadHfTextSide } from "../policy/hf/load.ts";
+import { loadFullCheckpoint } from "../policy/hf/lora-checkpoint.ts";
 import { readPeftAdapter } from "../policy/hf/peft.ts";
 import { encodeChatEpisode } from "../policy/hf/sft-encode.ts";
 import { CHAT_FOLDER } from "../policy/hf/testing-chat-task.ts";
+import { maxAbsDiff } from "../policy/hf/testing-fixtures.ts";
 import { loadHfCheckpoint } from "../policy/hf/weights.ts";
 import { chatTools } from "../policy/openai/messages.ts";
 import { createRunDirectory, openRunDirectory } from "../store/index.ts";
@@ -139,4 +145,75 @@ test("train sft on hf: with LoRA lowers the held-out loss, writes loadable adapt
       path,
     );
   }
+});
+
+test("train sft on hf: with full fine-tuning (lora: false) writes a checkpoint folder with the engine's logits, and resumes", async () => {
+  const full = () => config({ lora: false, learningRate: 3e-3 });
+  const straight = createRunDirectory({ kind: "sft", root, id: "full-straight", config: full() });
+  const result = await trainSft({
+    config: full(),
+    runDir: straight.directory,
+    store: straight.store,
+    runId: "full-straight",
+  });
+  straight.store.close();
+  assert.ok(
+    result.finalHeldoutLoss! < result.initialHeldoutLoss! - 0.1,
+    `held-out ${result.initialHeldoutLoss} → ${result.finalHeldoutLoss}`,
+  );
+  // No adapter: the model folder is the trained checkpoint, with the base's tokenizer and template.
+  assert.ok(!existsSync(join(straight.directory, SFT_ADAPTER)));
+  for (const file of ["config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"])
+    assert.ok(existsSync(join(result.modelDir, file)), file);
+  // The saved folder through hf: against the engine over the trainer's last weights (the final
+  // checkpoint's state), and against the base it moved away from.
+  const base = loadHfCheckpoint(CHAT_FOLDER);
+  const last = await loadFullCheckpoint(join(straight.directory, "checkpoint"));
+  assert.equal(last.state.step, 6);
+  const engine = new HfEngineModel(
+    { ...base, tensors: await treeToHost(last.state.params) },
+    { trainedWeights: true },
+  );
+  const saved = await loadHfPolicy(result.modelDir);
+  const plain = new HfEngineModel(base);
+  const ids = Int32Array.from({ length: 64 }, (_, i) => (i * 37) % base.config.vocabSize);
+  try {
+    const expected = engine.logits(ids, 1);
+    assert.ok(maxAbsDiff(saved.model.logits(ids, 1), expected) <= 1e-5);
+    assert.ok(maxAbsDiff(plain.logits(ids, 1), expected) > 1e-2, "training changed the model");
+  } finally {
+    for (const model of [engine, saved.model, plain]) model.dispose();
+    await saved.close();
+  }
+
+  // Interrupted after step 3's checkpoint, then resumed: the straight run's weights.
+  const interrupted = createRunDirectory({ kind: "sft", root, id: "full-interrupted", config: full() });
+  const controller = new AbortController();
+  await assert.rejects(
+    trainSft({
+      config: full(),
+      runDir: interrupted.directory,
+      store: interrupted.store,
+      runId: "full-interrupted",
+      signal: controller.signal,
+      onProgress: (progress) => {
+        if (progress.step === 3) controller.abort();
+      },
+    }),
+    /aborted at step 3/,
+  );
+  interrupted.store.close();
+  const store = openRunDirectory(interrupted.directory);
+  const resumed = await trainSft({
+    config: full(),
+    runDir: interrupted.directory,
+    store,
+    runId: "full-interrupted",
+  });
+  store.close();
+  assert.equal(resumed.startStep, 3);
+  const a = loadHfCheckpoint(result.modelDir).tensors;
+  const b = loadHfCheckpoint(resumed.modelDir).tensors;
+  for (const [path, tensor] of Object.entries(a))
+    assert.ok(maxAbsDiff(tensor.data, b[path].data) < 1e-5, path);
 });

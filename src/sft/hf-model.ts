@@ -1,28 +1,27 @@
 /**
- * The model side of `train sft` on a Hugging Face checkpoint (`base: "hf:<folder>"`), LoRA only
- * (model.ts's seam): the base frozen, the adapter trained with the lab's masked cross-entropy
- * (lora-trainer.ts), episodes rendered by the checkpoint's chat template (sft-encode.ts), the
- * held-out loss scored on the engine with the adapter applied, the checkpoint a PEFT adapter
- * folder with the trainer's state (lora-checkpoint.ts), and the fine-tuned model both the adapter
- * (`<run>/adapter`) and the merged folder (`<run>/model` or `out`).
+ * The model side of `train sft` on a Hugging Face checkpoint (`base: "hf:<folder>"`), with LoRA
+ * or full fine-tuning (`lora: false`) behind policy/hf/tuning.ts's seam (model.ts's seam here):
+ * the lab's masked cross-entropy (lora-trainer.ts), episodes rendered by the checkpoint's chat
+ * template (sft-encode.ts), the held-out loss scored on the engine with the step's weights (the
+ * adapter applied, or the trained weights), the checkpoint a PEFT adapter folder or a full
+ * checkpoint folder with the trainer's state (lora-checkpoint.ts), and the fine-tuned model the
+ * adapter (`<run>/adapter`) and the merged folder, or the fully trained folder (`<run>/model` or
+ * `out`).
  */
 import { existsSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { mixSeeds } from "../core/random.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
-import { random } from "../engine/jax.ts";
-import { disposeTree, treeToHost } from "../engine/tree.ts";
+import { disposeTree, type ParamTree } from "../engine/tree.ts";
 import { QUESTION_CLOSE, QUESTION_OPEN } from "../env/protocol.ts";
 import { crossEntropy } from "../policy/embedded/losses.ts";
-import { HfEngineModel } from "../policy/hf/engine.ts";
+import type { HfEngineModel } from "../policy/hf/engine.ts";
 import { loadHfTextSide } from "../policy/hf/load.ts";
-import { initLora, type LoraParams, resolveLoraConfig } from "../policy/hf/lora.ts";
-import { isLoraCheckpoint, loadLoraCheckpoint, saveLoraCheckpoint } from "../policy/hf/lora-checkpoint.ts";
-import { createLoraTrainer } from "../policy/hf/lora-trainer.ts";
-import { writeMergedCheckpoint, writePeftAdapter } from "../policy/hf/peft.ts";
+import { isLoraCheckpoint } from "../policy/hf/lora-checkpoint.ts";
 import { encodeChatEpisode } from "../policy/hf/sft-encode.ts";
 import { parseHfSpec } from "../policy/hf/spec.ts";
+import { openHfTuning } from "../policy/hf/tuning.ts";
 import { loadHfCheckpoint } from "../policy/hf/weights.ts";
 import { chatTools } from "../policy/openai/messages.ts";
 import type { EncodedEpisode } from "../pretrain/corpus.ts";
@@ -41,30 +40,27 @@ function questionOf(trajectory: Trajectory): string {
   return text.startsWith(open) && text.endsWith(close) ? text.slice(open.length, -close.length) : text;
 }
 
-export async function openHfSftModel(
-  config: SftConfig,
-  checkpointDir: string,
-): Promise<SftModel<LoraParams>> {
+export async function openHfSftModel(config: SftConfig, checkpointDir: string): Promise<SftModel<ParamTree>> {
   const folder = resolve(parseHfSpec(config.base)!);
   const runDir = dirname(checkpointDir);
   const checkpoint = loadHfCheckpoint(folder);
   const text = await loadHfTextSide(folder, checkpoint.config.modelType);
-  const lora = resolveLoraConfig(config.lora ?? {}, checkpoint.config);
   const maxLen = Math.min(checkpoint.config.maxPositions, HF_SFT_MAX_LEN);
-  const trainer = createLoraTrainer(checkpoint, lora, {
+  const tuning = openHfTuning(checkpoint, folder, config.lora, {
     loss: crossEntropy,
     optimizer: { weightDecay: config.weightDecay },
     maxGradNorm: config.maxGradNorm,
     seed: config.seed,
   });
-  let state: SftModel<LoraParams>["state"];
+  const trainer = tuning.trainer;
+  let state: SftModel<ParamTree>["state"];
   let resumed: SftLoopState | null = null;
   if (isLoraCheckpoint(checkpointDir)) {
-    const loaded = await loadLoraCheckpoint(checkpointDir, checkpoint.config);
+    const loaded = await tuning.load(checkpointDir);
     state = loaded.state;
     resumed = loaded.trainer as SftLoopState;
   } else {
-    state = trainer.init(initLora(lora, checkpoint.config, random.key(mixSeeds(config.seed, 0x5f7) >>> 0)));
+    state = tuning.init(mixSeeds(config.seed, 0x5f7));
   }
   return {
     trainer,
@@ -84,10 +80,7 @@ export async function openHfSftModel(
       }),
     baseMetadata: { hf: folder },
     heldoutLoss: async (params, episodes) => {
-      const engine = new HfEngineModel(checkpoint, {
-        maxLen,
-        lora: { config: lora, tensors: await treeToHost(params) },
-      });
+      const engine = await tuning.engine(params, maxLen);
       try {
         return pooledLoss(engine, episodes);
       } finally {
@@ -95,18 +88,11 @@ export async function openHfSftModel(
       }
     },
     saveCheckpoint: async (dir, current, loop) => {
-      await saveLoraCheckpoint(dir, current, {
-        lora,
-        model: checkpoint.config,
-        baseFolder: folder,
-        trainer: loop as unknown as JsonValue,
-      });
+      await tuning.save(dir, current, loop as unknown as JsonValue);
     },
     saveModel: async (modelDir, params, metadata) => {
-      const host = await treeToHost(params);
-      await writePeftAdapter(join(runDir, SFT_ADAPTER), host, lora, checkpoint.config, folder);
       if (existsSync(modelDir) && !config.out) rmSync(modelDir, { recursive: true, force: true });
-      await writeMergedCheckpoint(checkpoint, host, lora, modelDir);
+      await tuning.saveModel(modelDir, params, join(runDir, SFT_ADAPTER));
       await writeFile(join(modelDir, "agentrl-training.json"), `${JSON.stringify(metadata, null, 2)}\n`);
     },
     release: (current) => {

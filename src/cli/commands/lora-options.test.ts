@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { loraFlagsFrom } from "./lora-options.ts";
+import { loraField, loraFlagsFrom } from "./lora-options.ts";
 
 const HF = { policy: "hf:models/qwen" };
 
@@ -24,7 +24,7 @@ test("bad LoRA flags are refused naming the flag and the valid values", () => {
   const cases: [Parameters<typeof loraFlagsFrom>[0], RegExp][] = [
     [
       { ...HF, loraRank: "0" },
-      /--lora-rank must be an integer >= 1, got "0" \(full fine-tuning .* not supported/,
+      /--lora-rank must be an integer >= 1, got "0"; for full fine-tuning of the hf: checkpoint give --full-finetune/,
     ],
     [{ ...HF, loraRank: "2.5" }, /--lora-rank must be an integer >= 1, got "2.5"/],
     [{ ...HF, loraAlpha: "0" }, /--lora-alpha must be a number > 0/],
@@ -38,6 +38,24 @@ test("bad LoRA flags are refused naming the flag and the valid values", () => {
     [{ loraTargets: "q_proj", base: "models/base-strong" }, /--lora-targets needs a Hugging Face checkpoint/],
     [{ policy: "models/base-strong" }, /--policy must be hf:<folder>/],
     [{ ...HF, base: "models/base-strong" }, /either --policy hf:<folder> or --base/],
+    [
+      { ...HF, fullFinetune: true, loraRank: "8" },
+      /--full-finetune trains every weight, with no adapter: drop --lora-rank/,
+    ],
+    [{ fullFinetune: true }, /--full-finetune needs a Hugging Face checkpoint: --policy hf:<folder>/],
+    [{ fullFinetune: true, base: "models/base-strong" }, /--full-finetune needs a Hugging Face checkpoint/],
   ];
   for (const [flags, message] of cases) assert.throws(() => loraFlagsFrom(flags), message);
+});
+
+test("--full-finetune sets lora: false, over a config file's LoRA settings; a LoRA flag over lora: false is refused", () => {
+  assert.deepEqual(loraFlagsFrom({ ...HF, fullFinetune: true }), { base: "hf:models/qwen", lora: false });
+  assert.deepEqual(loraFlagsFrom({ fullFinetune: true }, "hf:models/qwen"), { lora: false });
+  assert.equal(loraField({ rank: 4 }, false), false);
+  assert.equal(loraField(false, undefined), false);
+  assert.deepEqual(loraField({ rank: 4, alpha: 8 }, { rank: 16 }), { rank: 16, alpha: 8 });
+  assert.throws(
+    () => loraField(false, { rank: 16 }),
+    /--lora-rank: the config file sets lora: false \(full fine-tuning, no adapter\)/,
+  );
 });

@@ -1,7 +1,11 @@
 /**
- * `--policy hf:<folder>` and the LoRA flags of `train rl` and `train sft`: a Hugging Face
- * checkpoint is trained with a LoRA adapter on its frozen weights (full fine-tuning of one is not
- * supported). Each bad flag is refused naming the flag and the valid values.
+ * `--policy hf:<folder>` and the LoRA and full fine-tuning flags of `train rl` and `train sft`: a
+ * Hugging Face checkpoint is trained with a LoRA adapter on its frozen weights (the default: the
+ * `--lora-*` flags, PEFT's defaults for those not given), or every weight of it is trained with
+ * `--full-finetune` (the config's `lora: false`; TRL's SFTTrainer/GRPOTrainer without a
+ * `peft_config`). `--full-finetune` with a `--lora-*` flag, `--lora-rank 0`, either without an
+ * `hf:` base, and a `--lora-*` flag over a config file's `lora: false` are refused. Each bad flag
+ * is refused naming the flag and the valid values.
  */
 import type { Command } from "commander";
 import { GPT2_LORA_TARGETS, LORA_DEFAULTS, LORA_TARGETS, type LoraSettings } from "../../policy/hf/lora.ts";
@@ -19,6 +23,7 @@ export interface LoraFlags {
   loraAlpha?: string;
   loraTargets?: string;
   loraDropout?: string;
+  fullFinetune?: boolean;
 }
 
 /** Adds `--policy` and the LoRA flags to a train command. */
@@ -26,7 +31,7 @@ export function addLoraOptions(command: Command): Command {
   return command
     .option(
       "--policy <spec>",
-      "hf:<folder>: train a Hugging Face checkpoint folder with LoRA (the same as --base hf:<folder>)",
+      "hf:<folder>: train a Hugging Face checkpoint folder, with LoRA or --full-finetune (the same as --base hf:<folder>)",
     )
     .option("--lora-rank <r>", `LoRA rank, an integer >= 1 (hf: only; default ${LORA_DEFAULTS.rank})`)
     .option(
@@ -37,26 +42,33 @@ export function addLoraOptions(command: Command): Command {
       "--lora-targets <list>",
       `comma-separated PEFT module names: ${LORA_TARGETS.join(", ")} (Qwen3, Llama; default ${LORA_DEFAULTS.targets.join(",")}), or ${GPT2_LORA_TARGETS.join(", ")} (GPT-2; default c_attn)`,
     )
-    .option("--lora-dropout <p>", "dropout on the adapter's input in training, in [0, 1) (default 0)");
+    .option("--lora-dropout <p>", "dropout on the adapter's input in training, in [0, 1) (default 0)")
+    .option(
+      "--full-finetune",
+      "hf: only: train every weight of the checkpoint instead of a LoRA adapter (AdamW state for all of them: about 4x the weights' memory); no --lora-* flag with it",
+    );
 }
 
 /**
  * The base (`--policy hf:<folder>` or `--base`) and the LoRA settings of the flags; `fileBase`
  * is the config file's base. LoRA flags need an hf: base.
  */
-export function loraFlagsFrom(flags: LoraFlags, fileBase?: string): { base?: string; lora?: LoraSettings } {
+export function loraFlagsFrom(
+  flags: LoraFlags,
+  fileBase?: string,
+): { base?: string; lora?: LoraSettings | false } {
   if (flags.policy !== undefined && flags.base !== undefined)
     throw new Error("give either --policy hf:<folder> or --base, not both");
   if (flags.policy !== undefined && parseHfSpec(flags.policy) === null)
     throw new Error(
-      `--policy must be hf:<folder> (a Hugging Face checkpoint folder, trained with LoRA), got "${flags.policy}"; a lab checkpoint goes in --base`,
+      `--policy must be hf:<folder> (a Hugging Face checkpoint folder, trained with LoRA or in full), got "${flags.policy}"; a lab checkpoint goes in --base`,
     );
   const base = flags.policy ?? flags.base;
   const lora: LoraSettings = {};
   if (flags.loraRank !== undefined) {
     if (flags.loraRank.trim() === "0")
       throw new Error(
-        '--lora-rank must be an integer >= 1, got "0" (full fine-tuning of an hf: checkpoint is not supported: it trains a LoRA adapter)',
+        '--lora-rank must be an integer >= 1, got "0"; for full fine-tuning of the hf: checkpoint give --full-finetune (and no --lora-* flag)',
       );
     lora.rank = parseNumber("--lora-rank", flags.loraRank, { integer: true, min: 1 });
   }
@@ -79,9 +91,32 @@ export function loraFlagsFrom(flags: LoraFlags, fileBase?: string): { base?: str
   }
   const given = Object.keys(lora).length > 0;
   const effectiveBase = base ?? fileBase;
-  if (given && !(effectiveBase && parseHfSpec(effectiveBase) !== null)) {
+  const isHf = effectiveBase !== undefined && parseHfSpec(effectiveBase) !== null;
+  if (flags.fullFinetune) {
+    if (given)
+      throw new Error(
+        `--full-finetune trains every weight, with no adapter: drop --lora-${Object.keys(lora)[0]} (the --lora-* flags set up a LoRA adapter), or drop --full-finetune`,
+      );
+    if (!isHf) throw new Error("--full-finetune needs a Hugging Face checkpoint: --policy hf:<folder>");
+    return { ...(base !== undefined ? { base } : {}), lora: false };
+  }
+  if (given && !isHf) {
     const flag = `--lora-${Object.keys(lora)[0]}`;
     throw new Error(`${flag} needs a Hugging Face checkpoint: --policy hf:<folder>`);
   }
   return { ...(base !== undefined ? { base } : {}), ...(given ? { lora } : {}) };
+}
+
+/**
+ * The config's `lora` field after the flags: `--full-finetune` replaces the file's, LoRA flags
+ * update its settings field by field. A LoRA flag over a file's `lora: false` is refused.
+ */
+export function loraField(fileLora: unknown, flagLora: LoraSettings | false | undefined): unknown {
+  if (flagLora === undefined) return fileLora;
+  if (flagLora === false) return false;
+  if (fileLora === false)
+    throw new Error(
+      `--lora-${Object.keys(flagLora)[0]}: the config file sets lora: false (full fine-tuning, no adapter); drop the flag, or set lora to LoRA settings in the file`,
+    );
+  return { ...(fileLora as object | undefined), ...flagLora };
 }

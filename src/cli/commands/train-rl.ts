@@ -25,7 +25,7 @@ import { parseRlConfig, RL_ESTIMATORS, type RlConfig } from "../../rl/config.ts"
 import { trainRl } from "../../rl/train.ts";
 import { directoryRun, openRunDirectory } from "../../store/index.ts";
 import { openTrainingRun, runTraining } from "../training-run.ts";
-import { addLoraOptions, type LoraFlags, loraFlagsFrom } from "./lora-options.ts";
+import { addLoraOptions, type LoraFlags, loraField, loraFlagsFrom } from "./lora-options.ts";
 import { parseNumber } from "./options.ts";
 
 interface RlCommandOptions extends LoraFlags {
@@ -89,7 +89,7 @@ export function rlConfigFrom(options: RlCommandOptions): RlConfig {
   }
   const { base, lora } = loraFlagsFrom(options, fromFile.base as string | undefined);
   if (base !== undefined) overrides.base = base;
-  if (lora) overrides.lora = { ...(fromFile.lora as object | undefined), ...lora };
+  if (lora !== undefined) overrides.lora = loraField(fromFile.lora, lora);
   if (options.families) overrides.families = options.families.split(",").map((family) => family.trim());
   if (options.taskIds) overrides.taskIds = options.taskIds.split(",").map((id) => id.trim());
   for (const [key, flag, min] of INTEGER_FLAGS) {

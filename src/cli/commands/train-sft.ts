@@ -20,7 +20,7 @@ import { parseSftConfig, type SftConfig } from "../../sft/config.ts";
 import { SFT_ADAPTER } from "../../sft/model.ts";
 import { trainSft } from "../../sft/train.ts";
 import { openTrainingRun, runTraining } from "../training-run.ts";
-import { addLoraOptions, type LoraFlags, loraFlagsFrom } from "./lora-options.ts";
+import { addLoraOptions, type LoraFlags, loraField, loraFlagsFrom } from "./lora-options.ts";
 import { parseNumber } from "./options.ts";
 
 interface SftCommandOptions extends LoraFlags {
@@ -45,7 +45,7 @@ function configFrom(options: SftCommandOptions): SftConfig {
   if (options.data) overrides.data = options.data;
   const { base, lora } = loraFlagsFrom(options, fromFile.base as string | undefined);
   if (base !== undefined) overrides.base = base;
-  if (lora) overrides.lora = { ...(fromFile.lora as object | undefined), ...lora };
+  if (lora !== undefined) overrides.lora = loraField(fromFile.lora, lora);
   if (options.name) overrides.name = options.name;
   if (options.out) overrides.out = options.out;
   if (options.steps) overrides.steps = parseNumber("--steps", options.steps, { integer: true, min: 1 });

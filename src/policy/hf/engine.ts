@@ -5,7 +5,10 @@
  * caches (policy/embedded/host-kv.ts: prefill and decode output only their new K/V rows);
  * `logits` runs the full causal forward, for scoring and for checking parity. With `lora` (a PEFT
  * adapter, peft.ts) every program computes the adapted model, the adapter's tensors being inputs
- * beside the base's (unmerged: a new adapter of the same shape reuses the programs).
+ * beside the base's (unmerged: a new adapter of the same shape reuses the programs). With
+ * `trainedWeights` (full fine-tuning: a checkpoint whose weights change every optimizer step) no
+ * program bakes the weights in: every one takes them as inputs, so an engine model over the next
+ * step's weights reuses the programs and reads the new values.
  */
 import { jax } from "../../engine/jax.ts";
 import { abstractInput, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
@@ -25,6 +28,12 @@ export interface HfEngineOptions {
   maxLen?: number;
   /** Serve the base with this adapter (unmerged). */
   lora?: PeftAdapter;
+  /**
+   * The checkpoint's weights are a trainer's, new each step (full fine-tuning): the decode
+   * programs take them as inputs instead of baking them in as constants (which would serve the
+   * weights of the step that first built them, or build and hold a packed copy per step).
+   */
+  trainedWeights?: boolean;
 }
 
 /**
@@ -95,10 +104,14 @@ export class HfEngineModel {
       abstractParams: this.#abstract,
       paramData: this.#data,
       normalise: true,
-      fixedParams: {
-        id: checkpointId(checkpoint),
-        leaves: leaves.map((leaf) => !pathOf.get(leaf)!.startsWith("lora.")),
-      },
+      ...(options.trainedWeights
+        ? {}
+        : {
+            fixedParams: {
+              id: checkpointId(checkpoint),
+              leaves: leaves.map((leaf) => !pathOf.get(leaf)!.startsWith("lora.")),
+            },
+          }),
       forward: (p, keys, values, ids, start, count, withLogits, rowIndex) => {
         const [base, adapters] = this.#split(p as EngineParams);
         return hfForwardChunk(base, keys, values, ids, start, count, config, withLogits, rowIndex, adapters);

@@ -5,6 +5,11 @@
  * reference to them (token-loss.ts: the frozen base rides beside the batch, so the compiled step
  * reads them as inputs), never a copy; the adapter is the only tree differentiated and updated.
  * With dropout each micro-batch gets its random key from (seed, optimizer step, index).
+ *
+ * `createFullTrainer` is full fine-tuning of the same checkpoint: every weight (`HfParams`) is the
+ * differentiated tree, with AdamW's two moments for each (three copies of the weights in the
+ * trainer, plus the gradients during a step), and the micro-batches are the token batches as
+ * they are; the loss is the same function (token-loss.ts `hfTokenLossOf`).
  */
 import { mixSeeds } from "../../core/random.ts";
 import { engineName } from "../../engine/backend.ts";
@@ -16,7 +21,7 @@ import { disposeTree, refTree, treeFromHost, unflattenTree } from "../../engine/
 import type { PerTokenLoss, TokenBatch, TokenLossOptions } from "../embedded/losses.ts";
 import type { LoraConfig, LoraParams } from "./lora.ts";
 import type { HfParams } from "./model.ts";
-import { type HfLoraBatch, hfLoraTokenLoss } from "./token-loss.ts";
+import { type HfLoraBatch, hfFullTokenLoss, hfLoraTokenLoss } from "./token-loss.ts";
 import type { HfCheckpoint } from "./weights.ts";
 
 export interface LoraTrainerOptions {
@@ -28,6 +33,11 @@ export interface LoraTrainerOptions {
   seed?: number;
 }
 
+// ORT's memory pattern off in both trainers: a 0.6B model's LoRA update peaked at 6.3 GB without it
+// and 7.7 GB with it at 256 tokens, 8.8 and 12.0 GB at 512, at the same speed
+// (docs/real-checkpoints.md).
+const MEM_PATTERN = false;
+
 /** A trainer of `lora` on `checkpoint`'s frozen weights; `dispose` frees the programs and the base. */
 export function createLoraTrainer(
   checkpoint: HfCheckpoint,
@@ -38,9 +48,7 @@ export function createLoraTrainer(
     loss: hfLoraTokenLoss(checkpoint.config, lora, options.loss, options.lossOptions),
     optimizer: adamw(options.optimizer),
     maxGradNorm: options.maxGradNorm,
-    // ORT's memory pattern off: a 0.6B model's update peaked at 6.3 GB without it and 7.7 GB with
-    // it at 256 tokens, 8.8 and 12.0 GB at 512, at the same speed (docs/real-checkpoints.md).
-    memPattern: false,
+    memPattern: MEM_PATTERN,
   });
   // The compiled steps (ONNX) read their inputs on the host: the base is the checkpoint's own
   // arrays there and lazy zeros in jax-js (not copied in: 2.3 GB for a 0.6B model). On the jax-js
@@ -72,4 +80,25 @@ export function createLoraTrainer(
       disposeTree(base as never);
     },
   };
+}
+
+/**
+ * A trainer of every weight of `checkpoint` (full fine-tuning); its state's params start as
+ * `treeFromHost(checkpoint.tensors)` (`fullParams`). Dropout is LoRA's alone: none here.
+ */
+export function createFullTrainer(
+  checkpoint: HfCheckpoint,
+  options: Omit<LoraTrainerOptions, "seed">,
+): Trainer<HfParams, TokenBatch> {
+  return createTrainer<HfParams, TokenBatch>({
+    loss: hfFullTokenLoss(checkpoint.config, options.loss, options.lossOptions),
+    optimizer: adamw(options.optimizer),
+    maxGradNorm: options.maxGradNorm,
+    memPattern: MEM_PATTERN,
+  });
+}
+
+/** The checkpoint's weights as the trainable tree of full fine-tuning (copied into jax-js). */
+export function fullParams(checkpoint: HfCheckpoint): HfParams {
+  return treeFromHost<HfParams>(checkpoint.tensors);
 }

@@ -198,10 +198,24 @@ export async function writeMergedCheckpoint(
   config: LoraConfig,
   outDir: string,
 ): Promise<string[]> {
+  return writeHfCheckpoint(base, mergeLora(base.tensors, lora, config, base.config), outDir);
+}
+
+/**
+ * Writes `outDir` (which must be missing or empty) as a checkpoint folder of `base`'s architecture
+ * with `params` (parameter paths, as `HfCheckpoint.tensors`) as its weights: config.json (dtype
+ * float32), model.safetensors in Hugging Face's names and layouts, and the base's generation
+ * config and tokenizer files copied. A merged LoRA model's and a fully fine-tuned one's. Returns
+ * the files written.
+ */
+export async function writeHfCheckpoint(
+  base: HfCheckpoint,
+  params: Record<string, HostTensor>,
+  outDir: string,
+): Promise<string[]> {
   const existing = await readdir(outDir).catch(() => []);
-  if (existing.length > 0) throw new Error(`writeMergedCheckpoint: ${outDir} exists and is not empty`);
-  const merged = mergeLora(base.tensors, lora, config, base.config);
-  const tensors = hfTensorsOfParams(base.config, merged);
+  if (existing.length > 0) throw new Error(`writeHfCheckpoint: ${outDir} exists and is not empty`);
+  const tensors = hfTensorsOfParams(base.config, params);
   await mkdir(outDir, { recursive: true });
   const modelConfig = JSON.parse(await readFile(join(base.folder, "config.json"), "utf8"));
   for (const field of ["dtype", "torch_dtype"])

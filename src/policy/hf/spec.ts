@@ -26,3 +26,13 @@ export const LoraSettingsSchema = z
     rslora: z.boolean().optional(),
   })
   .strict();
+
+/**
+ * A config's `lora` field of an `hf:` base: LoRA settings (absent: PEFT's defaults), or `false`:
+ * no adapter, every weight of the checkpoint trained (full fine-tuning; the CLI's
+ * `--full-finetune`).
+ */
+export const HfTuningSchema = z.union([z.literal(false), LoraSettingsSchema], {
+  error:
+    "must be LoRA settings { rank, alpha, targets, dropout, rslora } or false (full fine-tuning of the hf: checkpoint)",
+});

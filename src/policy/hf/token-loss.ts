@@ -1,9 +1,18 @@
 /**
- * Token losses for LoRA training on a Hugging Face checkpoint, in the shape `createTrainer` takes
- * (engine/train.ts): the parameters are the adapter alone (its gradient is the only one taken), and
- * the batch carries the frozen base weights beside the token batch, so a jitted step reads them as
- * inputs rather than baking a model into the program. The per-token losses are the lab's own
- * (embedded/losses.ts's `crossEntropy`, rl/loss.ts's `ppoLoss`), weighed the same way.
+ * Token losses for training a Hugging Face checkpoint, in the shape `createTrainer` takes
+ * (engine/train.ts), for both ways of training one:
+ *
+ * - LoRA (`hfLoraTokenLoss`): the parameters are the adapter alone (its gradient is the only one
+ *   taken), and the batch carries the frozen base weights beside the token batch, so a jitted step
+ *   reads them as inputs rather than baking a model into the program; the frozen embedding and
+ *   head let the stats gather (`hfFrozenHeadTokenStats`).
+ * - Full fine-tuning (`hfFullTokenLoss`): the parameters are the whole checkpoint (`HfParams`), so
+ *   the embedding and the head are differentiated too, through one-hot products (jax-js cannot
+ *   compile the gradient of a gather).
+ *
+ * Both go through `hfTokenLossOf` (one function, the model and its adapters picked per batch),
+ * and the per-token losses are the lab's own (embedded/losses.ts's `crossEntropy`, rl/loss.ts's
+ * `ppoLoss`), weighed the same way.
  */
 import { type JaxArray, nn, np } from "../../engine/jax.ts";
 import type { LossFn, LossOutput } from "../../engine/train.ts";
@@ -13,10 +22,17 @@ import {
   type TokenLossOptions,
   weighTokenLoss,
 } from "../embedded/losses.ts";
-import { alignToIds, type TokenStats } from "../embedded/model.ts";
+import { alignToIds, logitsTokenStats, type TokenStats } from "../embedded/model.ts";
 import type { HfModelConfig } from "./config.ts";
 import { type LoraConfig, type LoraParams, loraAdapters } from "./lora.ts";
-import { type HfForwardOptions, type HfParams, hfHeadLogits, hfHidden, splitHead } from "./model.ts";
+import {
+  type HfForwardOptions,
+  type HfParams,
+  hfHeadLogits,
+  hfHidden,
+  hfLogits,
+  splitHead,
+} from "./model.ts";
 
 /** A token batch plus the frozen base weights (and a dropout key in training). */
 export type HfLoraBatch = TokenBatch & { base: HfParams; dropoutKey?: JaxArray };
@@ -61,6 +77,49 @@ export function hfFrozenHeadTokenStats(
   return { logprobs: alignToIds(picked.sub(logZ)), entropy, values: null };
 }
 
+/** Options of the HF token stats: the loss's temperature and entropy, the adapters' terms. */
+export type HfStatsOptions = Omit<TokenLossOptions, "values" | "valueGradient"> &
+  Pick<HfForwardOptions, "adapters">;
+
+/**
+ * Token stats of the Hugging Face forward, aligned with ids: `trainHead` false (an adapter's
+ * training) takes the frozen-head path (gathers, no gradient to the embedding or the head); true
+ * (full fine-tuning) the one-hot forward and the lab's `logitsTokenStats`, differentiable in every
+ * weight. Consumes params and ids.
+ */
+export function hfTokenStats(
+  params: HfParams,
+  ids: JaxArray,
+  config: HfModelConfig,
+  trainHead: boolean,
+  options: HfStatsOptions = {},
+): TokenStats {
+  if (!trainHead) return hfFrozenHeadTokenStats(params, ids, config, options);
+  const logits = hfLogits(params, ids.ref, config, { adapters: options.adapters }); // [B,T,V]
+  return { ...logitsTokenStats(logits, ids, options), values: null };
+}
+
+/**
+ * The one token loss of both trainings: `model(params, batch)` says which weights the forward
+ * reads (and adds), and whether its embedding and head are trained; Σ weights · perToken of the
+ * stats follows.
+ */
+export function hfTokenLossOf<P, B extends TokenBatch>(
+  config: HfModelConfig,
+  perToken: PerTokenLoss,
+  options: Omit<TokenLossOptions, "values" | "valueGradient">,
+  model: (
+    params: P,
+    batch: B,
+  ) => { weights: HfParams; trainHead: boolean; adapters?: HfForwardOptions["adapters"] },
+): LossFn<P & {}, B> {
+  return (params, batch): LossOutput => {
+    const { weights, trainHead, adapters } = model(params, batch);
+    const stats = hfTokenStats(weights, batch.ids, config, trainHead, { ...options, adapters });
+    return weighTokenLoss(perToken, stats, batch.extra, batch.weights);
+  };
+}
+
 /** A `LossFn` over (LoraParams, HfLoraBatch): Σ weights · perToken of the adapted model's stats. */
 export function hfLoraTokenLoss(
   model: HfModelConfig,
@@ -68,9 +127,21 @@ export function hfLoraTokenLoss(
   perToken: PerTokenLoss,
   options: Omit<TokenLossOptions, "values" | "valueGradient"> = {},
 ): LossFn<LoraParams, HfLoraBatch> {
-  return (params, batch): LossOutput => {
-    const adapters = loraAdapters(params, lora, { dropoutKey: batch.dropoutKey });
-    const stats = hfFrozenHeadTokenStats(batch.base, batch.ids, model, { ...options, adapters });
-    return weighTokenLoss(perToken, stats, batch.extra, batch.weights);
-  };
+  return hfTokenLossOf<LoraParams, HfLoraBatch>(model, perToken, options, (params, batch) => ({
+    weights: batch.base,
+    trainHead: false,
+    adapters: loraAdapters(params, lora, { dropoutKey: batch.dropoutKey }),
+  }));
+}
+
+/** A `LossFn` over (HfParams, TokenBatch): full fine-tuning, every weight differentiated. */
+export function hfFullTokenLoss(
+  model: HfModelConfig,
+  perToken: PerTokenLoss,
+  options: Omit<TokenLossOptions, "values" | "valueGradient"> = {},
+): LossFn<HfParams, TokenBatch> {
+  return hfTokenLossOf<HfParams, TokenBatch>(model, perToken, options, (params) => ({
+    weights: params,
+    trainHead: true,
+  }));
 }

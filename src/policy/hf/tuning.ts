@@ -1,0 +1,113 @@
+/**
+ * The two ways `train rl` and `train sft` train a Hugging Face checkpoint, behind one seam, so the
+ * loops (rl/hf-training.ts, sft/hf-model.ts) hold no per-kind branches:
+ *
+ * - `lora` (a `LoraSettings` object, PEFT's defaults for what it leaves out): an adapter on the
+ *   frozen base (lora-trainer.ts `createLoraTrainer`); checkpoints are PEFT adapter folders, the
+ *   trained model is the adapter and the merged folder; the engine serves the base with the
+ *   adapter unmerged, its decode programs baking the frozen weights in.
+ * - `full` (`lora: false`, the CLI's `--full-finetune`): every weight trained
+ *   (`createFullTrainer`); checkpoints and the trained model are checkpoint folders transformers
+ *   loads (peft.ts `writeHfCheckpoint`); the engine takes the step's weights as inputs
+ *   (`trainedWeights`: nothing baked, the programs reused from step to step).
+ *
+ * The loss is one function for both (token-loss.ts `hfTokenLossOf`).
+ */
+import type { JsonValue } from "../../engine/checkpoint.ts";
+import { random } from "../../engine/jax.ts";
+import type { Trainer, TrainState } from "../../engine/train.ts";
+import { type ParamTree, treeToHost } from "../../engine/tree.ts";
+import type { TokenBatch } from "../embedded/losses.ts";
+import { HfEngineModel } from "./engine.ts";
+import { initLora, type LoraParams, type LoraSettings, resolveLoraConfig } from "./lora.ts";
+import {
+  loadFullCheckpoint,
+  loadLoraCheckpoint,
+  saveFullCheckpoint,
+  saveLoraCheckpoint,
+} from "./lora-checkpoint.ts";
+import { createFullTrainer, createLoraTrainer, fullParams, type LoraTrainerOptions } from "./lora-trainer.ts";
+import type { HfParams } from "./model.ts";
+import { writeHfCheckpoint, writeMergedCheckpoint, writePeftAdapter } from "./peft.ts";
+import type { HfCheckpoint } from "./weights.ts";
+
+/** A config's `lora` field: LoRA settings (absent: PEFT's defaults), or false for full fine-tuning. */
+export type HfTuningSetting = LoraSettings | false | undefined;
+
+export interface HfTuning<P extends ParamTree = ParamTree> {
+  kind: "lora" | "full";
+  trainer: Trainer<P, TokenBatch>;
+  /** A fresh state: PEFT's init of the adapter (from `seed`), or the checkpoint's weights. */
+  init(seed: number): TrainState<P>;
+  /** A checkpoint's train state and the caller's JSON state. */
+  load(dir: string): Promise<{ state: TrainState<P>; trainer: JsonValue }>;
+  /** Writes a resumable checkpoint (atomically). Does not consume the state. */
+  save(dir: string, state: TrainState<P>, trainer: JsonValue): Promise<void>;
+  /** An engine model of the trained model at `params` (does not consume them). */
+  engine(params: P, maxLen: number): Promise<HfEngineModel>;
+  /**
+   * Writes the trained model to `modelDir` (missing or empty), and with LoRA the adapter to
+   * `adapterDir`; returns whether an adapter was written.
+   */
+  saveModel(modelDir: string, params: P, adapterDir: string): Promise<boolean>;
+}
+
+/** The training of `checkpoint` (read from `folder`) that `setting` asks for. */
+export function openHfTuning(
+  checkpoint: HfCheckpoint,
+  folder: string,
+  setting: HfTuningSetting,
+  options: LoraTrainerOptions,
+): HfTuning {
+  return (setting === false
+    ? fullTuning(checkpoint, options)
+    : loraTuning(checkpoint, folder, setting ?? {}, options)) as unknown as HfTuning;
+}
+
+function loraTuning(
+  checkpoint: HfCheckpoint,
+  folder: string,
+  settings: LoraSettings,
+  options: LoraTrainerOptions,
+): HfTuning<LoraParams> {
+  const model = checkpoint.config;
+  const lora = resolveLoraConfig(settings, model);
+  const trainer = createLoraTrainer(checkpoint, lora, options);
+  return {
+    kind: "lora",
+    trainer,
+    init: (seed) => trainer.init(initLora(lora, model, random.key(seed >>> 0))),
+    load: (dir) => loadLoraCheckpoint(dir, model),
+    save: (dir, state, trainerState) =>
+      saveLoraCheckpoint(dir, state, { lora, model, baseFolder: folder, trainer: trainerState }),
+    engine: async (params, maxLen) =>
+      new HfEngineModel(checkpoint, { maxLen, lora: { config: lora, tensors: await treeToHost(params) } }),
+    saveModel: async (modelDir, params, adapterDir) => {
+      const host = await treeToHost(params);
+      await writePeftAdapter(adapterDir, host, lora, model, folder);
+      await writeMergedCheckpoint(checkpoint, host, lora, modelDir);
+      return true;
+    },
+  };
+}
+
+function fullTuning(checkpoint: HfCheckpoint, options: LoraTrainerOptions): HfTuning<HfParams> {
+  const trainer = createFullTrainer(checkpoint, options);
+  return {
+    kind: "full",
+    trainer,
+    init: () => trainer.init(fullParams(checkpoint)),
+    load: (dir) => loadFullCheckpoint(dir),
+    save: (dir, state, trainerState) =>
+      saveFullCheckpoint(dir, state, { base: checkpoint, trainer: trainerState }),
+    engine: async (params, maxLen) =>
+      new HfEngineModel(
+        { ...checkpoint, tensors: await treeToHost(params) },
+        { maxLen, trainedWeights: true },
+      ),
+    saveModel: async (modelDir, params) => {
+      await writeHfCheckpoint(checkpoint, await treeToHost(params), modelDir);
+      return false;
+    },
+  };
+}
