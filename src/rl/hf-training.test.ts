@@ -3,7 +3,9 @@
  * tiny Qwen3 trained on one tool-calling conversation, with the real Qwen3 chat template): the
  * lab's loop samples through the checkpoint's template and tool-call parser, trains the adapter on
  * the ids the model read, and writes a PEFT adapter and a merged folder that load with equal
- * logits; a run killed mid-step resumes from its last adapter checkpoint.
+ * logits; a run killed mid-step resumes from its last adapter checkpoint. With full fine-tuning
+ * (`lora: false`) every step samples with the previous step's weights, the checkpoint folders
+ * load with the trained logits, and a killed run resumes to the very episodes it had sampled.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -176,4 +178,72 @@ test("an hf: base refuses what it does not have, naming the field", () => {
   );
   assert.throws(() => hfConfig({ lora: { rank: 0 } }), /lora\.rank/);
   assert.throws(() => hfConfig({ lora: { dropout: 1 } }), /lora\.dropout/);
+});
+
+test("train rl on hf: with full fine-tuning (lora: false) each step samples with the last step's weights and writes a checkpoint folder with the engine's logits", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-full-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const config = hfConfig({ lora: false, learningRate: 2e-3 });
+  const { directory, store } = createRunDirectory({ kind: "rl", root, config, id: "full" });
+  const result = await trainRl({ config, runDir: directory, store, runId: "full", env: chatEnvironment() });
+  assert.equal(store.trajectories("full").length, 8);
+  // Step 2's episodes were sampled after step 1's update: the trainer's log-probs on them (the
+  // updated weights) equal the sampler's, so the rollout engine served the updated weights.
+  const klSampler = store.metrics("full", "policy/kl_sampler");
+  assert.deepEqual(
+    klSampler.map((point) => point.step),
+    [1, 2],
+  );
+  for (const point of klSampler)
+    assert.ok(Math.abs(point.value) < 1e-4, `step ${point.step}: kl_sampler ${point.value}`);
+  assert.ok(store.metrics("full", "optim/grad_norm").every((point) => point.value > 0));
+  store.close();
+
+  // No adapter; the model folder and the last checkpoint (the same weights) load through hf:.
+  assert.ok(!existsSync(join(directory, RL_ADAPTER)));
+  const saved = await loadHfPolicy(result.modelDir);
+  const last = await loadHfPolicy(join(directory, "checkpoints", "step-000002"));
+  const plain = new HfEngineModel(loadHfCheckpoint(CHAT_FOLDER));
+  try {
+    const ids = Int32Array.from({ length: 48 }, (_, i) => (i * 37) % saved.model.config.vocabSize);
+    const expected = last.model.logits(ids, 1);
+    assert.ok(maxAbsDiff(saved.model.logits(ids, 1), expected) <= 1e-6);
+    assert.ok(maxAbsDiff(plain.logits(ids, 1), expected) > 1e-3, "training changed the model");
+  } finally {
+    for (const model of [saved.model, last.model, plain]) model.dispose();
+    await saved.close();
+    await last.close();
+  }
+  assert.ok(existsSync(join(result.modelDir, "chat_template.jinja")));
+});
+
+test("train rl on hf: fully fine-tuned, killed mid-step, resumes with its weights and AdamW state: the re-run step samples alike", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-full-resume-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const config = hfConfig({ steps: 3, lora: false, learningRate: 2e-3 });
+  const created = createRunDirectory({ kind: "rl", root, config, id: "resume" });
+  created.store.close();
+  const directory = created.directory;
+  const child = await stallResumeChild(directory, 3, "hf-chat");
+  const peek = openRunDirectory(directory);
+  assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
+  const killed = peek.trajectories("resume", { step: 3 });
+  assert.equal(killed.length, 4);
+  peek.close();
+  await child.kill();
+
+  const store = openRunDirectory(directory);
+  const result = await trainRl({ config, runDir: directory, store, runId: "resume", env: chatEnvironment() });
+  assert.equal(result.startStep, 2);
+  assert.deepEqual(
+    [1, 2, 3].map((step) => store.countTrajectories("resume", { step })),
+    [4, 4, 4],
+  );
+  const tokens = (episodes: typeof killed) =>
+    episodes.map((e) => [e.id, ...e.turns.flatMap((turn) => turn.tokenIds)]);
+  assert.deepEqual(tokens(store.trajectories("resume", { step: 3 })), tokens(killed));
+  // The step after the resume updated from the restored state: its sampler KL is ≈ 0 again.
+  const kl = store.metrics("resume", "policy/kl_sampler").find((point) => point.step === 3);
+  assert.ok(kl && Math.abs(kl.value) < 1e-4, `step 3: kl_sampler ${kl?.value}`);
+  store.close();
 });
