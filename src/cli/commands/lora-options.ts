@@ -45,7 +45,7 @@ export function addLoraOptions(command: Command): Command {
     .option("--lora-dropout <p>", "dropout on the adapter's input in training, in [0, 1) (default 0)")
     .option(
       "--full-finetune",
-      "hf: only: train every weight of the checkpoint instead of a LoRA adapter (AdamW state for all of them: about 4x the weights' memory); no --lora-* flag with it",
+      "hf: only: train every weight of the checkpoint instead of a LoRA adapter (the weights, their gradients and two AdamW moments each are held: memory in docs/real-checkpoints.md); no --lora-* flag with it",
     );
 }
 
