@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { parseRlConfig } from "../../rl/config.ts";
+import { parseSftConfig } from "../../sft/config.ts";
 import { loraField, loraFlagsFrom } from "./lora-options.ts";
+import { rlConfigFrom } from "./train-rl.ts";
 
 const HF = { policy: "hf:models/qwen" };
 
@@ -58,4 +61,22 @@ test("--full-finetune sets lora: false, over a config file's LoRA settings; a Lo
     () => loraField(false, { rank: 16 }),
     /--lora-rank: the config file sets lora: false \(full fine-tuning, no adapter\)/,
   );
+});
+
+test("the configs' lora: false is full fine-tuning of an hf: base; anything else is refused naming the field", () => {
+  assert.equal(rlConfigFrom({ runs: "runs", policy: "hf:models/qwen", fullFinetune: true }).lora, false);
+  assert.equal(parseSftConfig({ base: "hf:models/qwen", data: ["d"], lora: false }).lora, false);
+  assert.throws(
+    () => parseRlConfig({ base: "models/base-strong", lora: false }),
+    /lora: false \(full fine-tuning\) is for an hf:<folder> base/,
+  );
+  assert.throws(
+    () => parseSftConfig({ base: "models/base-strong", data: ["d"], lora: false }),
+    /lora: false \(full fine-tuning\) is for an hf:<folder> base/,
+  );
+  for (const parse of [
+    () => parseRlConfig({ base: "hf:models/qwen", lora: true }),
+    () => parseSftConfig({ base: "hf:models/qwen", data: ["d"], lora: "full" }),
+  ])
+    assert.throws(parse, /lora: must be LoRA settings \{ rank, alpha, targets, dropout, rslora \} or false/);
 });
