@@ -209,15 +209,7 @@ export const RlConfigSchema = z
         message: `estimator "gae" trains a critic: valueCoef must be > 0, got ${config.valueCoef}`,
       });
     }
-    if (config.base.startsWith("hf:")) {
-      // A Hugging Face checkpoint has no value head (hf-training.ts); its KL reference is the base.
-      if (config.estimator === "gae")
-        context.addIssue({
-          code: "custom",
-          path: ["estimator"],
-          message: `"gae" needs a value head, which an hf: base does not have; valid with hf: ${quoted(RL_ESTIMATORS.filter((name) => name !== "gae"))}`,
-        });
-    } else if (config.lora !== undefined) {
+    if (!config.base.startsWith("hf:") && config.lora !== undefined) {
       context.addIssue({
         code: "custom",
         path: ["lora"],

@@ -6,25 +6,33 @@
  * logits; a run killed mid-step resumes from its last adapter checkpoint. With full fine-tuning
  * (`lora: false`) every step samples with the previous step's weights, the checkpoint folders
  * load with the trained logits, and a killed run resumes to the very episodes it had sampled.
+ * With `--estimator gae` (MT-PPO) a value head is trained beside the adapter or the weights: the
+ * value loss is recorded, GAE reads the values the engine scored with the params the episodes were
+ * sampled with, the head lives in the checkpoints' `value_head.safetensors` (not in the adapter
+ * or model folders), and a killed run resumes with it.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { readSafetensorsFile } from "../engine/safetensors.ts";
 import { HfEngineModel } from "../policy/hf/engine.ts";
 import { loadHfPolicy, loadHfTextSide } from "../policy/hf/load.ts";
 import { readPeftAdapter } from "../policy/hf/peft.ts";
 import { CHAT_FOLDER } from "../policy/hf/testing-chat-task.ts";
 import { maxAbsDiff } from "../policy/hf/testing-fixtures.ts";
-import { loadHfCheckpoint } from "../policy/hf/weights.ts";
+import { readValueHead, VALUE_HEAD_FILE } from "../policy/hf/value-head.ts";
+import { type HfCheckpoint, loadHfCheckpoint } from "../policy/hf/weights.ts";
 import { createRunDirectory, openRunDirectory } from "../store/index.ts";
-import { flattenTrajectory } from "../types/trajectory.ts";
+import { flattenTrajectory, type Trajectory } from "../types/trajectory.ts";
+import { computeAdvantages, toAdvantageBatch } from "./advantages/index.ts";
+import { trainingIds } from "./assemble.ts";
 import { RL_ADAPTER } from "./checkpoints.ts";
-import { parseRlConfig } from "./config.ts";
+import { parseRlConfig, type RlConfig } from "./config.ts";
 import { stallResumeChild } from "./testing.ts";
 import { chatEnvironment, hfConfig } from "./testing-hf.ts";
-import { trainRl } from "./train.ts";
+import { type RlUpdateBatch, trainRl } from "./train.ts";
 
 test("train rl on hf: with LoRA trains the adapter on the template's ids and writes loadable PEFT and merged folders", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-"));
@@ -168,9 +176,16 @@ test("train rl on hf: killed mid-step resumes from its last adapter checkpoint, 
 });
 
 test("an hf: base refuses what it does not have, naming the field", () => {
+  // gae trains a value head beside the adapter or the weights; a critic without a value loss is refused.
+  assert.equal(hfConfig({ estimator: "gae" }).estimator, "gae");
+  assert.equal(hfConfig({ estimator: "gae", lora: false }).estimator, "gae");
   assert.throws(
-    () => hfConfig({ estimator: "gae" }),
-    /estimator: "gae" needs a value head.*valid with hf: .*"grpo"/,
+    () => hfConfig({ estimator: "gae", valueCoef: 0 }),
+    /valueCoef: estimator "gae" trains a critic: valueCoef must be > 0, got 0/,
+  );
+  assert.throws(
+    () => hfConfig({ estimator: "ppo" as never }),
+    /estimator: unknown estimator "ppo"; valid: "grpo", .*"gae"/,
   );
   assert.throws(
     () => parseRlConfig({ base: "models/base-strong", lora: { rank: 4 } }),
@@ -245,5 +260,215 @@ test("train rl on hf: fully fine-tuned, killed mid-step, resumes with its weight
   // The step after the resume updated from the restored state: its sampler KL is ≈ 0 again.
   const kl = store.metrics("resume", "policy/kl_sampler").find((point) => point.step === 3);
   assert.ok(kl && Math.abs(kl.value) < 1e-4, `step 3: kl_sampler ${kl?.value}`);
+  store.close();
+});
+
+/** A gae run's update batches, copied as `transformBatch` saw them (before the update). */
+function recordBatches(): { batches: RlUpdateBatch[]; transformBatch: (batch: RlUpdateBatch) => void } {
+  const batches: RlUpdateBatch[] = [];
+  return { batches, transformBatch: (batch) => void batches.push(structuredClone(batch)) };
+}
+
+/** Each episode's values by the engine on a checkpoint folder's weights (and adapter) and value head. */
+async function checkpointValues(
+  dir: string,
+  base: HfCheckpoint,
+  episodes: readonly Trajectory[],
+  lora: boolean,
+): Promise<Float32Array[]> {
+  const head = readValueHead(dir, base.config);
+  assert.ok(head, `${dir} has a value head`);
+  const engine = lora
+    ? new HfEngineModel(base, { lora: await readPeftAdapter(dir, base.config) })
+    : new HfEngineModel(loadHfCheckpoint(dir));
+  try {
+    return engine.sequenceValues(
+      episodes.map((episode) => trainingIds(episode, engine.maxLen)),
+      { w: head["value.w"].data as Float32Array, b: head["value.b"].data as Float32Array },
+    );
+  } finally {
+    engine.dispose();
+  }
+}
+
+/**
+ * The checks of a 2-step gae run shared by LoRA and full fine-tuning: the value loss recorded and
+ * finite; step 1's values 0 (the fresh head), step 2's the head after step 1 scored by the engine
+ * on the step-1 checkpoint (the params the episodes were sampled with); the advantages GAE's on
+ * those values, unlike grpo's or GAE's without a critic; the head moved, in value_head.safetensors
+ * and nowhere in the model (or adapter) folder.
+ */
+async function checkGaeRun(directory: string, modelDir: string, batches: RlUpdateBatch[], config: RlConfig) {
+  const lora = config.lora !== false;
+  const store = openRunDirectory(directory);
+  const runId = store.listRuns()[0].id;
+  const valueLoss = store.metrics(runId, "value/loss");
+  assert.deepEqual(
+    valueLoss.map((point) => point.step),
+    [1, 2],
+  );
+  for (const point of valueLoss)
+    assert.ok(
+      Number.isFinite(point.value) && point.value > 0,
+      `step ${point.step}: value/loss ${point.value}`,
+    );
+  const valueMean = store.metrics(runId, "value/mean");
+  assert.equal(valueMean[0].value, 0, "step 1: the fresh head's values are 0");
+  assert.ok(Math.abs(valueMean[1].value) > 1e-3, `step 2: value/mean ${valueMean[1].value}`);
+  for (const point of store.metrics(runId, "policy/kl_sampler"))
+    assert.ok(Math.abs(point.value) < 1e-4, `step ${point.step}: kl_sampler ${point.value}`);
+  store.close();
+
+  assert.deepEqual(
+    batches.map((batch) => batch.step),
+    [1, 2],
+  );
+  const base = loadHfCheckpoint(CHAT_FOLDER);
+  const [first, second] = batches;
+  for (const row of first.critic!.oldValues) assert.ok(row.every((v) => v === 0));
+  // V_old of step 2: the engine's values with step 1's adapter (or weights) and head.
+  const expected = await checkpointValues(
+    join(directory, "checkpoints", "step-000001"),
+    base,
+    second.trajectories,
+    lora,
+  );
+  second.critic!.oldValues.forEach((row, i) => {
+    const error = maxAbsDiff(row.subarray(0, expected[i].length), expected[i]);
+    assert.ok(error < 1e-5, `episode ${i}: |V_old − the step-1 head's values| ${error}`);
+  });
+  const policyValues = second.trajectories.flatMap((trajectory, i) =>
+    Array.from(second.critic!.oldValues[i]).filter((_, t) => flattenTrajectory(trajectory).lossMask[t]),
+  );
+  assert.ok(Math.max(...policyValues.map(Math.abs)) > 1e-3, "step 2's policy tokens have values");
+  // The advantages are GAE's on those values: not grpo's, nor GAE's with a zero critic.
+  const advantagesWith = (name: string, values?: Float32Array[]) =>
+    computeAdvantages(name, toAdvantageBatch(second.trajectories, { anchors: "observation", values }), {})
+      .advantages;
+  const gap = (a: Float32Array[], b: Float32Array[]) => Math.max(...a.map((row, i) => maxAbsDiff(row, b[i])));
+  assert.ok(gap(second.advantages, advantagesWith("gae", second.critic!.oldValues)) < 1e-6);
+  assert.ok(gap(second.advantages, advantagesWith("grpo")) > 1e-2, "gae's advantages are not grpo's");
+  const zeros = second.trajectories.map((t) => new Float32Array(flattenTrajectory(t).tokenIds.length));
+  assert.ok(gap(second.advantages, advantagesWith("gae", zeros)) > 1e-2, "the critic's values change them");
+
+  // The head moved, and is a checkpoint file only.
+  const heads = [1, 2].map(
+    (step) => readValueHead(join(directory, "checkpoints", `step-00000${step}`), base.config)!,
+  );
+  assert.ok(maxAbsDiff(heads[1]["value.w"].data, heads[0]["value.w"].data) > 1e-4, "step 2 moved the head");
+  // The head's learning rate is valueLearningRateScale × the policy's: AdamW's first step moves
+  // each weight of the zero head by about that rate (m/√v = ±1), the policy's by the plain one.
+  const headRate = config.learningRate * config.valueLearningRateScale;
+  const firstStep = Math.max(...Array.from(heads[0]["value.w"].data, Math.abs));
+  assert.ok(
+    Math.abs(firstStep - headRate) < 0.01 * headRate,
+    `step 1 moved the head by ${firstStep}, not ${headRate}`,
+  );
+  for (const dir of [modelDir, ...(lora ? [join(directory, RL_ADAPTER)] : [])]) {
+    assert.ok(!existsSync(join(dir, VALUE_HEAD_FILE)), `${dir} has no value head`);
+    for (const file of ["model.safetensors", "adapter_model.safetensors"].filter((f) =>
+      existsSync(join(dir, f)),
+    ))
+      assert.ok(
+        !Object.keys(readSafetensorsFile(join(dir, file)).tensors).some((key) => key.includes("v_head")),
+      );
+  }
+}
+
+test("train rl on hf: gae with LoRA trains a value head beside the adapter, and GAE reads the values of the sampling params", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-gae-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const config = hfConfig({ estimator: "gae" });
+  const { directory, store } = createRunDirectory({ kind: "rl", root, config, id: "gae" });
+  const { batches, transformBatch } = recordBatches();
+  const result = await trainRl({
+    config,
+    runDir: directory,
+    store,
+    runId: "gae",
+    env: chatEnvironment(),
+    transformBatch,
+  });
+  store.close();
+  await checkGaeRun(directory, result.modelDir, batches, config);
+  // The adapter and the merged folder load as before.
+  const merged = await loadHfPolicy(result.modelDir);
+  const viaAdapter = await loadHfPolicy(join(directory, RL_ADAPTER));
+  try {
+    const ids = Int32Array.from({ length: 48 }, (_, i) => (i * 37) % merged.model.config.vocabSize);
+    assert.ok(maxAbsDiff(merged.model.logits(ids, 1), viaAdapter.model.logits(ids, 1)) < 1e-4);
+  } finally {
+    for (const policy of [merged, viaAdapter]) {
+      policy.model.dispose();
+      await policy.close();
+    }
+  }
+});
+
+test("train rl on hf: gae fully fine-tuned (lora: false) trains a value head beside the weights", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-gae-full-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const config = hfConfig({ estimator: "gae", lora: false, learningRate: 2e-3 });
+  const { directory, store } = createRunDirectory({ kind: "rl", root, config, id: "gae-full" });
+  const { batches, transformBatch } = recordBatches();
+  const result = await trainRl({
+    config,
+    runDir: directory,
+    store,
+    runId: "gae-full",
+    env: chatEnvironment(),
+    transformBatch,
+  });
+  store.close();
+  await checkGaeRun(directory, result.modelDir, batches, config);
+  assert.deepEqual(
+    Object.keys(loadHfCheckpoint(result.modelDir).tensors).sort(),
+    Object.keys(loadHfCheckpoint(CHAT_FOLDER).tensors).sort(),
+  );
+});
+
+test("train rl on hf: gae killed mid-step resumes with its value head: the re-run step scores the killed one's values", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-gae-resume-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const config = hfConfig({ steps: 3, estimator: "gae" });
+  const created = createRunDirectory({ kind: "rl", root, config, id: "resume" });
+  created.store.close();
+  const directory = created.directory;
+  const child = await stallResumeChild(directory, 3, "hf-chat");
+  const killedValues: number[][] = JSON.parse(readFileSync(join(directory, "stalled-values.json"), "utf8"));
+  const peek = openRunDirectory(directory);
+  assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
+  const killed = peek.trajectories("resume", { step: 3 });
+  peek.close();
+  await child.kill();
+  assert.ok(
+    killedValues.flat().some((v) => Math.abs(v) > 1e-3),
+    "the killed step's head was trained",
+  );
+
+  const store = openRunDirectory(directory);
+  const { batches, transformBatch } = recordBatches();
+  const result = await trainRl({
+    config,
+    runDir: directory,
+    store,
+    runId: "resume",
+    env: chatEnvironment(),
+    transformBatch,
+  });
+  assert.equal(result.startStep, 2);
+  const tokens = (episodes: typeof killed) =>
+    episodes.map((e) => [e.id, ...e.turns.flatMap((turn) => turn.tokenIds)]);
+  assert.deepEqual(tokens(store.trajectories("resume", { step: 3 })), tokens(killed));
+  // The restored head (and adapter) score the re-sampled episodes exactly as the killed process did.
+  assert.deepEqual(
+    batches.map((batch) => batch.step),
+    [3],
+  );
+  assert.deepEqual(
+    batches[0].critic!.oldValues.map((row) => Array.from(row)),
+    killedValues,
+  );
+  assert.ok(store.metrics("resume", "value/loss").every((point) => Number.isFinite(point.value)));
   store.close();
 });

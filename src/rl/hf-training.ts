@@ -14,9 +14,16 @@
  * - Update: the HF token loss (token-loss.ts) with the lab's ppoLoss through createTrainer
  *   (lora-trainer.ts). With a KL term the reference is the base as loaded (without the adapter,
  *   or the weights before any step), scoring on the engine.
+ * - Critic (`gae`, MT-PPO): a value head (policy/hf/value-head.ts: V = h·w + b on the final normed
+ *   hidden state, TRL's `v_head.summary`, zeros at the start) trained beside the adapter or the
+ *   weights with the lab's clipped value loss and settings (`valueCoef`, `valueClip`,
+ *   `valueGradient`: without it the value loss stops at the head and reaches neither the adapter
+ *   nor the weights; `valueLearningRateScale` on the head's leaves, as the lab's). Before each
+ *   update the kept episodes are scored for V_old by the engine with the params they were sampled
+ *   with (`HfEngineModel.sequenceValues`, the same forward as the scoring of log-probs).
  * - Checkpoints: `<run>/checkpoints/step-N/` is a PEFT adapter folder, or a full checkpoint
- *   folder, with the trainer's state in `trainer/` (lora-checkpoint.ts); the newest one resumes
- *   the run.
+ *   folder, with the trainer's state in `trainer/` (lora-checkpoint.ts), and with a critic its
+ *   value head in `value_head.safetensors`; the newest one resumes the run.
  * - The trained model: with LoRA the adapter in `<run>/adapter` and the base with it merged in
  *   `<run>/model` (or `out`); fully fine-tuned, the checkpoint folder in `<run>/model`: a plain
  *   checkpoint folder transformers, vLLM and `hf:` load.
@@ -47,7 +54,7 @@ import {
 } from "./checkpoints.ts";
 import { ppoLoss } from "./loss.ts";
 import type { RolloutEnvironment } from "./rollout-step.ts";
-import { type RlTraining, startRecording } from "./run-setup.ts";
+import { type RlTraining, startRecording, valueHeadLearningRateScale } from "./run-setup.ts";
 import type { TrainRlOptions } from "./train.ts";
 
 /** The run's provenance (name, base, config) beside the merged weights (transformers ignores it). */
@@ -61,6 +68,7 @@ export async function openHfTraining(
   const folder = resolve(parseHfSpec(config.base)!);
   const checkpoint = loadHfCheckpoint(folder);
   const text = await loadHfTextSide(folder, checkpoint.config.modelType);
+  const critic = config.estimator === "gae";
   const tuning = openHfTuning(checkpoint, folder, config.lora, {
     loss: ppoLoss({
       clipLow: config.clipLow,
@@ -68,11 +76,16 @@ export async function openHfTraining(
       klCoef: config.klCoef,
       klEstimator: config.klEstimator,
       entropyCoef: config.entropyCoef,
-      valueCoef: 0,
+      valueCoef: critic ? config.valueCoef : 0,
       valueClip: config.valueClip,
     }),
-    lossOptions: { temperature: config.temperature, entropy: true },
-    optimizer: { weightDecay: config.weightDecay },
+    lossOptions: {
+      temperature: config.temperature,
+      entropy: true,
+      values: critic,
+      valueGradient: config.valueGradient,
+    },
+    optimizer: { weightDecay: config.weightDecay, learningRateScale: valueHeadLearningRateScale(config) },
     maxGradNorm: config.maxGradNorm,
     seed: config.seed,
   });
@@ -107,6 +120,17 @@ export async function openHfTraining(
     secondsBefore,
     maxLen,
     embedded: null,
+    // GAE's V_old: the value head on the engine model of the params the episodes were sampled with.
+    critic: critic
+      ? (params) => async (sequences) => {
+          const model = await tuning.engine(params, maxLen);
+          try {
+            return model.sequenceValues(sequences, (await tuning.valueHead(params))!);
+          } finally {
+            model.dispose();
+          }
+        }
+      : null,
     reference: reference && (async (sequences) => reference.sequenceLogprobs(sequences, config.temperature)),
     rolloutPolicy: async (step, params) => {
       const model = await tuning.engine(params, maxLen);

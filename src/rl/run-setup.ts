@@ -32,12 +32,26 @@ import {
   removeCheckpointsAfter,
   saveRlCheckpoint,
 } from "./checkpoints.ts";
+import type { RlConfig } from "./config.ts";
 import { ppoLoss } from "./loss.ts";
 import type { RlTrainState } from "./ppo-update.ts";
 import type { RolloutEnvironment } from "./rollout-step.ts";
 import { taskSamplerFor } from "./tasks.ts";
 import type { TrainRlOptions } from "./train.ts";
-import { gptReferenceScorer, type ReferenceScorer } from "./update-batch.ts";
+import {
+  type CriticScorer,
+  gptCriticScorer,
+  gptReferenceScorer,
+  type ReferenceScorer,
+} from "./update-batch.ts";
+
+/**
+ * The optimizer's learning-rate scale of a run with a critic: `valueLearningRateScale` on the value
+ * head's leaves (`value.*`), 1 elsewhere (the lab's GPT and a Hugging Face checkpoint alike).
+ */
+export function valueHeadLearningRateScale(config: RlConfig): (path: string) => number {
+  return (path) => (path.startsWith("value.") ? config.valueLearningRateScale : 1);
+}
 
 /** The run's rollout environment: `options.env`'s parts where given, world tasks otherwise. */
 export function rolloutEnvironment(options: TrainRlOptions): RolloutEnvironment {
@@ -70,8 +84,10 @@ export interface RlTraining<P extends ParamTree = ParamTree> {
   secondsBefore: number;
   /** Longest token sequence trained on (episodes are cut to it). */
   maxLen: number;
-  /** The lab's GPT (boundary tracking, the critic's values); null for a model without them. */
+  /** The lab's GPT (boundary tracking); null for another model. */
   embedded: { model: { config: GptConfig; tokenizer: WordTokenizer } } | null;
+  /** The critic of `params` (its value head's values, GAE's V_old); null without one (any estimator but `gae`). */
+  critic: ((params: P) => CriticScorer) | null;
   /** The KL term's reference (the base) as a scorer; null without a KL term. */
   reference: ReferenceScorer | null;
   /** The policy of step `step`'s rollouts on `params` (closed by the caller). */
@@ -148,7 +164,7 @@ async function openEmbeddedTraining(
     ),
     optimizer: adamw({
       weightDecay: config.weightDecay,
-      learningRateScale: (path) => (path.startsWith("value.") ? config.valueLearningRateScale : 1),
+      learningRateScale: valueHeadLearningRateScale(config),
     }),
     maxGradNorm: config.maxGradNorm,
   });
@@ -175,6 +191,7 @@ async function openEmbeddedTraining(
     secondsBefore,
     maxLen: model.config.maxLen,
     embedded: { model },
+    critic: critic ? (params) => gptCriticScorer(params, model.config, config.temperature) : null,
     reference: reference && gptReferenceScorer(reference, model.config, config.temperature),
     rolloutPolicy: (step, params) => ({
       policy: new EmbeddedPolicy(

@@ -1,7 +1,8 @@
 /**
  * Test helper (train.test.ts): runs `trainRl` on an existing run directory in a child process and
  * stalls for good inside step `stallStep`, right after that step's trajectories are stored, having
- * written `<runDir>/stalled`: the parent then kills it with SIGKILL. Not used at run time.
+ * written `<runDir>/stalled` (and, with a critic, the step's values V_old per episode in
+ * `<runDir>/stalled-values.json` first): the parent then kills it with SIGKILL. Not used at run time.
  *
  *   node src/rl/testing-resume-child.ts <runDir> <stallStep> [hf-chat]
  *
@@ -25,6 +26,11 @@ await trainRl({
   runId: run.id,
   transformBatch: async (batch) => {
     if (batch.step !== Number(stall)) return;
+    if (batch.critic)
+      writeFileSync(
+        join(runDir, "stalled-values.json"),
+        JSON.stringify(batch.critic.oldValues.map((row) => Array.from(row))),
+      );
     writeFileSync(join(runDir, "stalled"), String(batch.step));
     await new Promise((resolve) => setTimeout(resolve, 120_000));
   },

@@ -41,9 +41,10 @@
  * `info.rl = { step, round, kept }` (kept: the update used it).
  *
  * MT-PPO (`gae`): the model gets a scalar value head (model.ts `ValueHeadParams`; zeros when the
- * starting checkpoint has none, saved and resumed with the params). Before each update the kept
- * episodes are scored once for their values V_old (score.ts, the same pass that could give
- * log-probs); GAE (advantages/gae.ts) puts each turn's reward on that turn's last policy token and
+ * starting checkpoint has none, saved and resumed with the params; a Hugging Face checkpoint's is
+ * beside its adapter or weights: hf-training.ts). Before each update the kept episodes are scored
+ * once for their values V_old with the params they were sampled with (`RlTraining.critic`: the
+ * lab's score.ts, the hf engine's `sequenceValues`); GAE (advantages/gae.ts) puts each turn's reward on that turn's last policy token and
  * the outcome on the last one, runs over policy tokens only, and gives advantages and returns; the
  * loss adds `valueCoef` × PPO's clipped value loss (loss.ts) against those returns, with the
  * gradient stopped at the head unless `valueGradient`, and the head's learning rate is `valueLearningRateScale` × the policy's. Metrics add `value/loss`,
@@ -270,11 +271,10 @@ async function updatePolicy(
 }> {
   const { config } = options;
   if (trajectories.length === 0) return { state, metrics: {}, skippedReason: "no-signal" };
-  const { embedded } = training;
   const batch = await buildUpdateBatch(
     step,
     trajectories,
-    embedded ? { config: embedded.model.config, params: state.params as GptParams } : null,
+    training.critic?.(state.params) ?? null,
     training.reference,
     config,
     training.maxLen,

@@ -1,6 +1,8 @@
 /**
  * Step 3 of an RL step (train.ts): the update batch of the kept episodes. With `gae` the critic
- * scores them once for their values V_old (score.ts) first; the named estimator
+ * scores them once for their values V_old first (the lab's GPT: score.ts; a Hugging Face
+ * checkpoint: its engine's `sequenceValues`, rl/hf-training.ts), with the params they were sampled
+ * with; the named estimator
  * (src/rl/advantages/) gives one advantage per flattened token (and GAE's returns); with a KL term
  * the reference model scores them for its log-probs. Scores cover the ids cut to the context and
  * are padded back to the flattened length (masked there).
@@ -21,6 +23,18 @@ import type { RlUpdateBatch } from "./train.ts";
  */
 export type ReferenceScorer = (sequences: number[][]) => Promise<ArrayLike<number>[]>;
 
+/**
+ * The critic's values of token sequences (V of the state before each token, aligned with the ids,
+ * 0 at t = 0): GAE's V_old.
+ */
+export type CriticScorer = (sequences: number[][]) => Promise<ArrayLike<number>[]>;
+
+/** The lab GPT `params`' value head as a critic scorer. */
+export function gptCriticScorer(params: GptParams, config: GptConfig, temperature: number): CriticScorer {
+  return async (sequences) =>
+    (await scoreTokens(params, config, sequences, { temperature, values: true })).values!;
+}
+
 /** The lab GPT `params` as a reference scorer. */
 export function gptReferenceScorer(
   params: GptParams,
@@ -38,19 +52,21 @@ export function gptReferenceScorer(
 export async function buildUpdateBatch(
   step: number,
   trajectories: Trajectory[],
-  model: { params: GptParams; config: GptConfig } | null,
+  critic: CriticScorer | null,
   reference: ReferenceScorer | null,
   config: RlConfig,
   maxLen: number,
 ): Promise<{ update: RlUpdateBatch; metrics: Record<string, number> }> {
   const metrics: Record<string, number> = {};
-  // The config refuses these for a model without a critic or a reference scorer (config.ts).
-  if (!model && config.estimator === "gae") throw new Error("rl: gae needs the lab's GPT (a value head)");
+  if (!critic && config.estimator === "gae") throw new Error("rl: gae needs a critic (a value head)");
   if (config.klCoef > 0 && !reference) throw new Error("rl: a KL term needs a reference scorer");
   // The critic's values of the kept episodes (GAE only), padded to the flattened length.
   const oldValues =
     config.estimator === "gae"
-      ? await criticValues(model!.params, model!.config, trajectories, config.temperature)
+      ? padToFlattened(
+          trajectories,
+          await critic!(trajectories.map((trajectory) => trainingIds(trajectory, maxLen))),
+        )
       : undefined;
   const advantageBatch = toAdvantageBatch(trajectories, { anchors: config.anchors, values: oldValues });
   const result = computeAdvantages(config.estimator, advantageBatch, advantageOptions(config));
@@ -81,22 +97,6 @@ function padToFlattened(
     row.set(rows[i]);
     return row;
   });
-}
-
-/** The value head's values of each trajectory's tokens, padded to the flattened length (0 past the context). */
-async function criticValues(
-  params: GptParams,
-  config: GptConfig,
-  trajectories: readonly Trajectory[],
-  temperature: number,
-): Promise<Float32Array[]> {
-  const scored = await scoreTokens(
-    params,
-    config,
-    trajectories.map((trajectory) => trainingIds(trajectory, config.maxLen)),
-    { temperature, values: true },
-  );
-  return padToFlattened(trajectories, scored.values!);
 }
 
 /**

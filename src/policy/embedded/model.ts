@@ -289,8 +289,7 @@ export function tokenStats(
   const hidden = gptHidden(policy, ids.ref, config, { gather: options.gather }); // [B,T,D]
   let values: JaxArray | null = null;
   if (options.values && head) {
-    const features = options.valueGradient ? hidden.ref : lax.stopGradient(hidden.ref);
-    values = alignToIds(features.mul(head.w).sum(-1).add(head.b)); // [B,T]
+    values = valueHeadValues(hidden.ref, head, options.valueGradient);
   } else if (head) {
     head.w.dispose();
     head.b.dispose();
@@ -299,6 +298,17 @@ export function tokenStats(
   // into the matmul, which jax-js then runs ~30x slower); position t predicts token t+1.
   const stats = logitsTokenStats(headLogits(hidden, wte), ids, { ...options, dtype });
   return { ...stats, values };
+}
+
+/**
+ * The value head's values [B,T] of final hidden states [B,T,D], aligned with the ids: index t holds
+ * V of the state before token t (read from the hidden state that predicts token t), 0 at t = 0.
+ * Without `valueGradient` the gradient stops at the head (the features are constants to it). Any
+ * model's hidden states (the Hugging Face forward's too). Consumes hidden and head.
+ */
+export function valueHeadValues(hidden: JaxArray, head: ValueHeadParams, valueGradient = false): JaxArray {
+  const features = valueGradient ? hidden : lax.stopGradient(hidden);
+  return alignToIds(features.mul(head.w).sum(-1).add(head.b)); // [B,T]
 }
 
 /** Shifts per-position predictions [B,T] right so index t holds the prediction of token t (index 0: none → 0). Consumes x. */

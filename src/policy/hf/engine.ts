@@ -8,16 +8,26 @@
  * beside the base's (unmerged: a new adapter of the same shape reuses the programs). With
  * `trainedWeights` (full fine-tuning: a checkpoint whose weights change every optimizer step) no
  * program bakes the weights in: every one takes them as inputs, so an engine model over the next
- * step's weights reuses the programs and reads the new values.
+ * step's weights reuses the programs and reads the new values. `sequenceValues` scores sequences
+ * with a critic's value head (rl/hf-training.ts's `gae`) on the same forward.
  */
 import { jax } from "../../engine/jax.ts";
 import { abstractInput, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
 import type { HostData } from "../../engine/onnx/runtime.ts";
 import { unflattenTree } from "../../engine/tree.ts";
 import { type KvModel, releaseFixedParams } from "../embedded/host-kv.ts";
+import { type ValueHeadParams, valueHeadValues } from "../embedded/model.ts";
 import type { HfModelConfig } from "./config.ts";
 import { type LoraParams, loraAdapters } from "./lora.ts";
-import { type HfLayerAdapter, type HfParams, hfForwardChunk, hfLogits, hfTokenLogprobs } from "./model.ts";
+import {
+  type HfLayerAdapter,
+  type HfParams,
+  hfForwardChunk,
+  hfHidden,
+  hfLogits,
+  hfTokenLogprobs,
+  splitHead,
+} from "./model.ts";
 import type { PeftAdapter } from "./peft.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
 
@@ -54,6 +64,13 @@ function checkpointId(checkpoint: HfCheckpoint): string {
     released.register(checkpoint, id);
   }
   return id;
+}
+
+/** `ids` padded at the end to a multiple of 64 tokens (a few programs serve every length). */
+function padRow(ids: readonly number[]): Int32Array {
+  const padded = new Int32Array(Math.ceil(ids.length / 64) * 64);
+  padded.set(ids);
+  return padded;
 }
 
 /** Context the engine allows by default (the caches grow in buckets up to it). */
@@ -158,9 +175,48 @@ export class HfEngineModel {
     return sequences.map((ids) => {
       const out = new Float32Array(ids.length);
       if (ids.length < 2) return out;
-      const padded = new Int32Array(Math.ceil(ids.length / 64) * 64);
-      padded.set(ids);
-      out.set(this.tokenLogprobs(padded, 1, temperature).subarray(0, ids.length - 1), 1);
+      out.set(this.tokenLogprobs(padRow(ids), 1, temperature).subarray(0, ids.length - 1), 1);
+      return out;
+    });
+  }
+
+  /**
+   * A critic's values of each sequence, aligned with its ids as the trainer's (index t: V of the
+   * state before token t, read from the final normed hidden state that predicts token t; 0 at
+   * t = 0), from the value head `head` (host arrays: `w` [D], `b` [1]; inputs of the program, so
+   * every head reuses it) on this model's forward (the adapter applied). Rows padded as in
+   * `sequenceLogprobs`.
+   */
+  sequenceValues(
+    sequences: readonly (readonly number[])[],
+    head: { w: Float32Array; b: Float32Array },
+  ): Float32Array[] {
+    const D = this.config.hiddenSize;
+    if (head.w.length !== D || head.b.length !== 1)
+      throw new Error(
+        `HfEngineModel.sequenceValues: a value head of [${D}] and [1], got [${head.w.length}] and [${head.b.length}]`,
+      );
+    const inputs = [
+      { shape: [D], data: head.w },
+      { shape: [1], data: head.b },
+    ];
+    return sequences.map((ids) => {
+      const out = new Float32Array(ids.length);
+      if (ids.length < 2) return out;
+      const values = this.#run(
+        "values",
+        padRow(ids),
+        1,
+        (p, w, b, x) => {
+          const [base, adapters] = this.#split(p);
+          const [body, lmHead] = splitHead(base);
+          lmHead.dispose();
+          const hidden = hfHidden(body, x as never, this.config, { gather: true, adapters });
+          return valueHeadValues(hidden, { w, b } as ValueHeadParams, true);
+        },
+        inputs,
+      );
+      out.set(values.subarray(0, ids.length));
       return out;
     });
   }
@@ -169,7 +225,8 @@ export class HfEngineModel {
     name: string,
     ids: Int32Array,
     rows: number,
-    f: (p: EngineParams, ids: never) => unknown,
+    f: (p: EngineParams, ...inputs: never[]) => unknown,
+    extra: { shape: number[]; data: Float32Array }[] = [],
   ): Float32Array {
     const T = ids.length / rows;
     if (!Number.isInteger(T) || T < 2)
@@ -179,8 +236,12 @@ export class HfEngineModel {
     if (!program) {
       const built = buildProgram(
         f as never,
-        [this.#abstract, abstractInput([rows, T], "int32")],
-        this.#data.length + 1,
+        [
+          this.#abstract,
+          ...extra.map(({ shape }) => abstractInput(shape, "float32")),
+          abstractInput([rows, T], "int32"),
+        ],
+        this.#data.length + extra.length + 1,
         key,
         { name: `hf-${name}` },
       );
@@ -188,7 +249,7 @@ export class HfEngineModel {
       program = built;
       this.#programs.set(key, program);
     }
-    return program.program.run([...this.#data, ids])[0] as Float32Array;
+    return program.program.run([...this.#data, ...extra.map(({ data }) => data), ids])[0] as Float32Array;
   }
 
   /** Closes the full-forward sessions (the KV programs are shared and bounded in host-kv.ts). */

@@ -10,6 +10,11 @@
  *   model.safetensors, the base's tokenizer and template files: peft.ts `writeHfCheckpoint`),
  *   loadable by `from_pretrained` and by `hf:<this folder>`; `trainer/` holds the moments of every
  *   weight (twice the weights' size).
+ *
+ * A run with a critic (`gae`) has a value head in its trained tree: it is written beside either
+ * kind as `value_head.safetensors` (value-head.ts; TRL's `v_head.summary` names), never into the
+ * adapter or model.safetensors, and its AdamW moments are in `trainer/` with the others; loading
+ * puts it back under `value`.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -33,6 +38,7 @@ import type { HfModelConfig } from "./config.ts";
 import type { LoraConfig, LoraParams } from "./lora.ts";
 import type { HfParams } from "./model.ts";
 import { readPeftAdapter, writeHfCheckpoint, writePeftAdapter } from "./peft.ts";
+import { readValueHead, splitValueHead, writeValueHead } from "./value-head.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
 
 export const LORA_TRAINER_DIR = "trainer";
@@ -92,8 +98,9 @@ export async function saveLoraCheckpoint(
   options: { lora: LoraConfig; model: HfModelConfig; baseFolder: string; trainer: JsonValue },
 ): Promise<void> {
   await writeFolderAtomically(dir, async (temporary) => {
-    const params = await treeToHost(state.params);
-    await writePeftAdapter(temporary, params, options.lora, options.model, options.baseFolder);
+    const { head, rest } = splitValueHead(await treeToHost(state.params));
+    await writePeftAdapter(temporary, rest, options.lora, options.model, options.baseFolder);
+    if (head) await writeValueHead(temporary, head);
     await saveTrainerState(temporary, state as TrainState<ParamTree>, KIND, options.trainer);
   });
 }
@@ -103,13 +110,17 @@ export function isLoraCheckpoint(dir: string): boolean {
   return existsSync(join(dir, LORA_TRAINER_DIR, "checkpoint.json"));
 }
 
-/** Reads a checkpoint back: the adapter as params, the optimizer state, and the caller's JSON state. */
+/**
+ * Reads a checkpoint back: the adapter as params (with the value head under `value` when the
+ * checkpoint has one), the optimizer state, and the caller's JSON state.
+ */
 export async function loadLoraCheckpoint(
   dir: string,
   model: HfModelConfig,
 ): Promise<{ state: TrainState<LoraParams>; lora: LoraConfig; trainer: JsonValue }> {
   const adapter = await readPeftAdapter(dir, model);
-  const loaded = await loadTrainerState(dir, treeFromHost<LoraParams>(adapter.tensors), KIND);
+  const tensors = { ...adapter.tensors, ...readValueHead(dir, model) };
+  const loaded = await loadTrainerState(dir, treeFromHost<LoraParams>(tensors), KIND);
   return { ...loaded, lora: adapter.config };
 }
 
@@ -124,14 +135,21 @@ export async function saveFullCheckpoint(
   options: { base: HfCheckpoint; trainer: JsonValue },
 ): Promise<void> {
   await writeFolderAtomically(dir, async (temporary) => {
-    await writeHfCheckpoint(options.base, await treeToHost(state.params), temporary);
+    const { head, rest } = splitValueHead(await treeToHost(state.params));
+    await writeHfCheckpoint(options.base, rest, temporary);
+    if (head) await writeValueHead(temporary, head);
     await saveTrainerState(temporary, state as TrainState<ParamTree>, FULL_KIND, options.trainer);
   });
 }
 
-/** Reads a full fine-tuning checkpoint back: the weights, the optimizer state, the caller's state. */
+/**
+ * Reads a full fine-tuning checkpoint back: the weights (with the value head under `value` when
+ * the checkpoint has one), the optimizer state, the caller's state.
+ */
 export async function loadFullCheckpoint(
   dir: string,
 ): Promise<{ state: TrainState<HfParams>; trainer: JsonValue }> {
-  return loadTrainerState(dir, treeFromHost<HfParams>(loadHfCheckpoint(dir).tensors), FULL_KIND);
+  const checkpoint = loadHfCheckpoint(dir);
+  const tensors = { ...checkpoint.tensors, ...readValueHead(dir, checkpoint.config) };
+  return loadTrainerState(dir, treeFromHost<HfParams>(tensors), FULL_KIND);
 }

@@ -21,12 +21,13 @@ import { disposeTree, refTree, treeFromHost, unflattenTree } from "../../engine/
 import type { PerTokenLoss, TokenBatch, TokenLossOptions } from "../embedded/losses.ts";
 import type { LoraConfig, LoraParams } from "./lora.ts";
 import type { HfParams } from "./model.ts";
-import { type HfLoraBatch, hfFullTokenLoss, hfLoraTokenLoss } from "./token-loss.ts";
+import { type HfLoraBatch, hfFullTokenLoss, hfLoraTokenLoss, type WithValueHead } from "./token-loss.ts";
 import type { HfCheckpoint } from "./weights.ts";
 
 export interface LoraTrainerOptions {
   loss: PerTokenLoss;
-  lossOptions?: Omit<TokenLossOptions, "values" | "valueGradient">;
+  /** The loss's temperature and entropy; `values` (and `valueGradient`) when the params carry a value head. */
+  lossOptions?: TokenLossOptions;
   optimizer?: AdamWOptions;
   maxGradNorm?: number;
   /** Seed of the dropout keys. */
@@ -38,13 +39,16 @@ export interface LoraTrainerOptions {
 // (docs/real-checkpoints.md).
 const MEM_PATTERN = false;
 
-/** A trainer of `lora` on `checkpoint`'s frozen weights; `dispose` frees the programs and the base. */
+/**
+ * A trainer of `lora` on `checkpoint`'s frozen weights (and of a value head beside the adapter when
+ * the params carry one); `dispose` frees the programs and the base.
+ */
 export function createLoraTrainer(
   checkpoint: HfCheckpoint,
   lora: LoraConfig,
   options: LoraTrainerOptions,
-): Trainer<LoraParams, TokenBatch> {
-  const inner = createTrainer<LoraParams, HfLoraBatch>({
+): Trainer<WithValueHead<LoraParams>, TokenBatch> {
+  const inner = createTrainer<WithValueHead<LoraParams>, HfLoraBatch>({
     loss: hfLoraTokenLoss(checkpoint.config, lora, options.loss, options.lossOptions),
     optimizer: adamw(options.optimizer),
     maxGradNorm: options.maxGradNorm,
@@ -83,14 +87,15 @@ export function createLoraTrainer(
 }
 
 /**
- * A trainer of every weight of `checkpoint` (full fine-tuning); its state's params start as
- * `treeFromHost(checkpoint.tensors)` (`fullParams`). Dropout is LoRA's alone: none here.
+ * A trainer of every weight of `checkpoint` (full fine-tuning), and of a value head when the params
+ * carry one; its state's params start as `treeFromHost(checkpoint.tensors)` (`fullParams`).
+ * Dropout is LoRA's alone: none here.
  */
 export function createFullTrainer(
   checkpoint: HfCheckpoint,
   options: Omit<LoraTrainerOptions, "seed">,
-): Trainer<HfParams, TokenBatch> {
-  return createTrainer<HfParams, TokenBatch>({
+): Trainer<WithValueHead<HfParams>, TokenBatch> {
+  return createTrainer<WithValueHead<HfParams>, TokenBatch>({
     loss: hfFullTokenLoss(checkpoint.config, options.loss, options.lossOptions),
     optimizer: adamw(options.optimizer),
     maxGradNorm: options.maxGradNorm,
