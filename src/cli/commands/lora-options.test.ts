@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import { parseRlConfig } from "../../rl/config.ts";
 import { parseSftConfig } from "../../sft/config.ts";
@@ -79,4 +82,21 @@ test("the configs' lora: false is full fine-tuning of an hf: base; anything else
     () => parseSftConfig({ base: "hf:models/qwen", data: ["d"], lora: "full" }),
   ])
     assert.throws(parse, /lora: must be LoRA settings \{ rank, alpha, targets, dropout, rslora \} or false/);
+});
+
+test("train rl takes --estimator gae with an hf: base, with LoRA or in full; a bad estimator or a critic without a value loss is refused naming the field", (t) => {
+  assert.equal(rlConfigFrom({ runs: "runs", ...HF, estimator: "gae", loraRank: "4" }).estimator, "gae");
+  assert.equal(rlConfigFrom({ runs: "runs", ...HF, estimator: "gae", fullFinetune: true }).lora, false);
+  assert.throws(
+    () => rlConfigFrom({ runs: "runs", ...HF, estimator: "ppo" }),
+    /estimator: unknown estimator "ppo"; valid: "grpo", "dr-grpo", "rloo", "reinforce-pp", "mt-grpo", "gigpo", "gae"/,
+  );
+  const root = mkdtempSync(join(tmpdir(), "agentrl-gae-config-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const file = join(root, "rl.json");
+  writeFileSync(file, JSON.stringify({ base: "hf:models/qwen", estimator: "gae", valueCoef: 0 }));
+  assert.throws(
+    () => rlConfigFrom({ runs: "runs", config: file }),
+    /valueCoef: estimator "gae" trains a critic: valueCoef must be > 0, got 0/,
+  );
 });
