@@ -100,6 +100,11 @@ test("the arms table: one row per arm and seed, learned or not, and how many lea
     "| credit-grpo | 2 | chain | grpo | 0.156 | 0.250 | +0.094 [+0.060, +0.110], 96 tasks | yes |",
   );
   assert.match(table[5], /^1 of 2 arm-seeds learned/);
+  // an arm whose start solved none of its tasks is set apart in the row and the count
+  const weak = { ...arm(1, 0, 0), run: "rl-weak", start: 0, startSolvedNone: true };
+  const withWeak = armsTable({ arms: [arm(2, 0.25, 0.06), weak] } as unknown as RecipeReport).split("\n");
+  assert.match(withWeak[3], /^\| rl-weak \| .* \| no \(start solves none\) \|$/);
+  assert.match(withWeak[5], /^1 of the 1 arm-seeds that could learn did; 1 more \(rl-weak\)/);
   assert.match(armsTable({} as RecipeReport), /predates the arms table/);
 });
 

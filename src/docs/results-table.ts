@@ -7,6 +7,7 @@
  * a page and the report disagree.
  */
 import { type PairedDifference, statusLabel } from "../recipe/analysis.ts";
+import { learnedSummary } from "../recipe/arms-report.ts";
 import type { RecipeReport } from "../recipe/report.ts";
 
 export const RESULTS_REPORT = "docs/results/recipe-default.report.json";
@@ -81,14 +82,13 @@ export function armsTable(report: RecipeReport): string {
     (arm) =>
       `| ${arm.run} | ${arm.seed} | ${arm.family} | ${arm.estimator} | ${f(arm.start)} | ${f(arm.end)} | ${
         arm.difference ? formatEffect(arm.difference) : "–"
-      } | ${arm.learned ? "yes" : "**no**"} |`,
+      } | ${arm.learned ? "yes" : arm.startSolvedNone ? "no (start solves none)" : "**no**"} |`,
   );
-  const learned = arms.filter((arm) => arm.learned).length;
   return [
     "| arm | seed | family | estimator | start pass@1 | end pass@1 | end − start [95% CI], tasks | learned |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows,
     "",
-    `${learned} of ${arms.length} arm-seeds learned (the interval of end − start lies above 0). Generated from \`${RESULTS_REPORT}\` by \`npm run docs:results\`.`,
+    `${learnedSummary(arms)} (learned: the interval of end − start lies above 0). Generated from \`${RESULTS_REPORT}\` by \`npm run docs:results\`.`,
   ].join("\n");
 }

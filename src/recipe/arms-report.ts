@@ -27,8 +27,27 @@ export function armChartRows(arms: readonly Arm[]) {
     }));
 }
 
+/**
+ * "14 of 27 arm-seeds that could learn did; 3 start from a checkpoint that solves none of their
+ * test tasks (rl-weak), which cannot": the count the report and docs/results.md give.
+ */
+export function learnedSummary(arms: readonly Arm[]): string {
+  const bounded = arms.filter((arm) => arm.startSolvedNone && !arm.learned);
+  const able = arms.filter((arm) => !bounded.includes(arm));
+  const learned = able.filter((arm) => arm.learned).length;
+  const runs = [...new Set(bounded.map((arm) => arm.run))].join(", ");
+  return bounded.length === 0
+    ? `${learned} of ${arms.length} arm-seeds learned`
+    : `${learned} of the ${able.length} arm-seeds that could learn did; ${bounded.length} more (${runs}) start from a checkpoint that solved none of their test tasks in any sample, so no rollout group on them carries signal and they cannot learn by construction`;
+}
+
+/** The learned column: yes, NO, or why an arm could not. */
+export function learnedCell(arm: Arm): string {
+  if (arm.learned) return "yes";
+  return arm.startSolvedNone ? "no (start solves none)" : "NO";
+}
+
 export async function armsSection(arms: readonly Arm[]): Promise<Section> {
-  const learned = arms.filter((arm) => arm.learned).length;
   const svg = await intervalChart({
     intervals: armChartRows(arms),
     colours: ARM_COLOURS,
@@ -42,7 +61,7 @@ export async function armsSection(arms: readonly Arm[]): Promise<Section> {
     blocks: [
       {
         type: "paragraph",
-        text: `Every RL run the report uses, at every training seed: pass@1 of its start checkpoint and of its end on the arm's own test tasks (the main evaluation for the main-line runs, the credit family's test tasks for the credit runs, the noise experiment's tasks at its training noise for the noise runs), and the paired difference end − start with its 95% bootstrap interval over those tasks. An arm learned when that interval lies above 0: ${learned} of ${arms.length} did. A claim comparing RL methods is called only where every arm it compares learned at every seed.`,
+        text: `Every RL run the report uses, at every training seed: pass@1 of its start checkpoint and of its end on the arm's own test tasks (the main evaluation for the main-line runs, the credit family's test tasks for the credit runs, the noise experiment's tasks at its training noise for the noise runs), and the paired difference end − start with its 95% bootstrap interval over those tasks. An arm learned when that interval lies above 0: ${learnedSummary(arms)}. A claim comparing RL methods is called only where every arm it compares learned at every seed.`,
       },
       {
         type: "table",
@@ -66,7 +85,7 @@ export async function armsSection(arms: readonly Arm[]): Promise<Section> {
           arm.difference
             ? `${signed(arm.difference.mean)} [${signed(arm.difference.interval.lower)}, ${signed(arm.difference.interval.upper)}] (${arm.difference.tasks} tasks)`
             : "n/a",
-          { text: arm.learned ? "yes" : "NO", tone: arm.learned ? "good" : "bad" },
+          { text: learnedCell(arm), tone: arm.learned ? "good" : arm.startSolvedNone ? "none" : "bad" },
         ]),
       },
       ...(svg

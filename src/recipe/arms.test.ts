@@ -3,6 +3,7 @@ import { test } from "node:test";
 import type { TaskCount } from "../eval/task-counts.ts";
 import type { Verdict } from "./analysis.ts";
 import { type ArmSpec, armSpecs, comparedRuns, gateOnArms, measureArm, measureArms } from "./arms.ts";
+import { learnedCell, learnedSummary } from "./arms-report.ts";
 import { parseRecipeConfig } from "./config.ts";
 import type { ReportContext } from "./experiments/context.ts";
 import { creditExperiment } from "./experiments/credit.ts";
@@ -73,6 +74,37 @@ test("an arm learned when end − start, paired over its tasks, has its interval
   assert.equal(one.difference?.mean, 0.25);
   assert.equal(one.difference?.interval.lower, 0);
   assert.equal(one.learned, false);
+  // its start solved none of the tasks: flagged, as an arm that cannot learn by construction
+  assert.equal(one.startSolvedNone, true);
+  assert.equal(up.startSolvedNone, false);
+  assert.equal(down.startSolvedNone, false);
+});
+
+test("the learned count sets apart arms whose start solves none of their tasks", () => {
+  const start0 = counts(4, 4, () => 0);
+  const arm = (run: string, start: TaskCount[], end: TaskCount[]) => ({
+    ...measureArm(spec(start, end), 0, [1], 0),
+    run,
+  });
+  const arms = [
+    arm(
+      "credit-grpo",
+      counts(4, 4, () => 1),
+      counts(4, 4, () => 3),
+    ),
+    arm(
+      "credit-gigpo",
+      counts(4, 4, () => 2),
+      counts(4, 4, () => 1),
+    ),
+    arm("rl-weak", start0, start0),
+  ];
+  assert.deepEqual(arms.map(learnedCell), ["yes", "NO", "no (start solves none)"]);
+  assert.match(
+    learnedSummary(arms),
+    /^1 of the 2 arm-seeds that could learn did; 1 more \(rl-weak\) start from/,
+  );
+  assert.equal(learnedSummary(arms.slice(0, 2)), "1 of 2 arm-seeds learned");
 });
 
 test("gateOnArms: a comparison whose arm did not learn at a seed is inconclusive, naming the arm and seed", () => {

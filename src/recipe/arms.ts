@@ -50,6 +50,13 @@ export interface Arm {
   difference: PairedDifference | null;
   /** The interval lies above 0. */
   learned: boolean;
+  /**
+   * The start solved none of the arm's test tasks in any of its samples (pass@n 0 on every task):
+   * no group of its rollouts on such tasks carries signal, so the arm cannot learn there by
+   * construction (the weak base's arm, the mechanism of `strong-base-beats-weak-after-rl`). Such an
+   * arm is reported, and counted apart from the arms that could learn.
+   */
+  startSolvedNone: boolean;
 }
 
 /** What an arm is: its run, and how to read its start's and end's counts at training seed index r. */
@@ -84,6 +91,7 @@ export function measureArm(spec: ArmSpec, r: number, seeds: readonly number[], b
     end: meanPassAtK(endCounts, 1, onShared),
     difference,
     learned: difference !== null && difference.interval.lower > 0,
+    startSolvedNone: startCounts.some((c) => c.n > 0) && startCounts.every((c) => c.c === 0),
   };
 }
 

@@ -48,6 +48,8 @@ export function creditRunStages(plan: SeedPlan): StageSpec[] {
               evalSamples: credit.evalSamples,
               overrides: {
                 temperature: credit.temperature,
+                ppoEpochs: credit.ppoEpochs,
+                maxExtraRollouts: credit.maxExtraRollouts,
                 evalTemperature: credit.temperature,
                 evalTopP: config.eval.topP,
               },

@@ -36,6 +36,8 @@ export function noiseRunStages(plan: SeedPlan): StageSpec[] {
           reward: variant === "naive" ? noise.naiveReward : noise.awareReward,
           estimator: noise.estimator,
           learningRate: noise.learningRate,
+          temperature: noise.temperature,
+          ppoEpochs: noise.ppoEpochs,
           evalEvery: 0,
           maxExtraRollouts: noise.tasksPerStep * noise.groupSize,
           checkpointEvery: Math.max(1, Math.ceil(noise.steps / 2)),
