@@ -8,8 +8,8 @@
  *            (the report says so where it is the case); what the test suite runs (at
  *            `--seeds 2`, to cover the seeds' stages).
  *   default  what `npm start` runs: every trained arm at 3 training seeds, within the 8-minute
- *            budget on 2 cores: credit runs of 576 rollouts each (24 steps of 4 × 6, refilling
- *            groups without signal) tested on 192 chains × 6; main-line RL at 12 steps tested on
+ *            budget on 2 cores: credit runs of 576 rollouts each (24 steps of 4 × 6) tested on
+ *            192 chains × 6; main-line RL at 12 steps tested on
  *            48 + 6 tasks × 16; SFT at 12 steps and noise RL at 4 to pay for them. Whether each
  *            RL arm learned is in the report (`arms[]`); at these sizes some do not (docs/recipe.md).
  *   full     the same experiments with larger evaluations and longer training.
@@ -320,9 +320,10 @@ const DEFAULT: RecipeConfig = {
     temperature: 0.6,
     learningRate: 5e-5,
     ppoEpochs: 1,
-    // a step refills the groups dynamic sampling dropped (DAPO): outcome-only GRPO lost about half
-    // of its chain groups to no signal and learned at 1 of 3 seeds without refills, at 3 of 3 with
-    maxExtraRollouts: 24,
+    // no refills: with up to 24 a step (DAPO's refill of the groups dropped for no signal) GRPO
+    // learned at 3 of 3 seeds instead of 1 of 3, but the whole recipe took about 11.7 min instead
+    // of 8 (every estimator refills: chain groups of 6 often agree); docs/recipe.md, run E3
+    maxExtraRollouts: 0,
     evalEvery: 10,
     evalTasks: 4,
     evalSamples: 2,
@@ -383,7 +384,6 @@ const QUICK: RecipeConfig = {
   credit: {
     ...DEFAULT.credit,
     estimators: ["grpo", "mt-grpo"],
-    maxExtraRollouts: 0,
     steps: 2,
     tasksPerStep: 4,
     groupSize: 4,
@@ -418,8 +418,6 @@ const FULL: RecipeConfig = {
   rl: { ...DEFAULT.rl, steps: 20, tasksPerStep: 8, groupSize: 6 },
   credit: {
     ...DEFAULT.credit,
-    // no refills: the committed full run (docs/results/recipe-full.report.json) trained without
-    maxExtraRollouts: 0,
     steps: 24,
     tasksPerStep: 8,
     groupSize: 8,

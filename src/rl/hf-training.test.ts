@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { readSafetensorsFile } from "../engine/safetensors.ts";
 import { HfEngineModel } from "../policy/hf/engine.ts";
 import { loadHfPolicy, loadHfTextSide } from "../policy/hf/load.ts";
@@ -32,7 +32,53 @@ import { RL_ADAPTER } from "./checkpoints.ts";
 import { parseRlConfig, type RlConfig } from "./config.ts";
 import { stallResumeChild } from "./testing.ts";
 import { chatEnvironment, hfConfig } from "./testing-hf.ts";
-import { type RlUpdateBatch, trainRl } from "./train.ts";
+import { type RlUpdateBatch, type TrainRlOptions, trainRl } from "./train.ts";
+
+/**
+ * A 3-step run of `config` killed inside step 3 (after storing its trajectories, before updating)
+ * and resumed: the resume starts after the step-2 checkpoint, stores every step's episodes once,
+ * and re-samples the killed step's very episodes. Returns the resumed run's store (open) and
+ * directory, and what the killed process had left (`readKilled` reads it before the kill).
+ */
+async function killAndResume<T>(
+  t: TestContext,
+  config: RlConfig,
+  readKilled: (directory: string) => T,
+  options: { transformBatch?: TrainRlOptions["transformBatch"] } = {},
+) {
+  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-resume-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const created = createRunDirectory({ kind: "rl", root, config, id: "resume" });
+  created.store.close();
+  const directory = created.directory;
+  const child = await stallResumeChild(directory, 3, "hf-chat");
+  const left = readKilled(directory);
+  const peek = openRunDirectory(directory);
+  assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
+  const killed = peek.trajectories("resume", { step: 3 });
+  assert.equal(killed.length, 4);
+  peek.close();
+  await child.kill();
+
+  const store = openRunDirectory(directory);
+  const result = await trainRl({
+    config,
+    runDir: directory,
+    store,
+    runId: "resume",
+    env: chatEnvironment(),
+    ...options,
+  });
+  assert.equal(result.startStep, 2);
+  assert.deepEqual(
+    [1, 2, 3].map((step) => store.countTrajectories("resume", { step })),
+    [4, 4, 4],
+  );
+  const tokens = (episodes: typeof killed) =>
+    episodes.map((e) => [e.id, ...e.turns.flatMap((turn) => turn.tokenIds)]);
+  assert.deepEqual(tokens(store.trajectories("resume", { step: 3 })), tokens(killed));
+  return { store, directory, left };
+}
 
 test("train rl on hf: with LoRA trains the adapter on the template's ids and writes loadable PEFT and merged folders", async (t) => {
   const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-"));
@@ -130,44 +176,20 @@ test("train rl on hf: with a KL term the reference is the base: KL 0 before the 
 });
 
 test("train rl on hf: killed mid-step resumes from its last adapter checkpoint, episodes stored once and re-sampled alike", async (t) => {
-  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-resume-"));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
-  const config = hfConfig({ steps: 3 });
-  const created = createRunDirectory({ kind: "rl", root, config, id: "resume" });
-  created.store.close();
-  const directory = created.directory;
-  // The child (the lab's resume child, in the chat environment) stalls inside step 3, after
-  // storing its trajectories and before updating.
-  const child = await stallResumeChild(directory, 3, "hf-chat");
-  const peek = openRunDirectory(directory);
-  assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
-  // Steps 1–2 moved the adapter off PEFT's zero B: restoring it matters for what step 3 samples.
-  const saved = await readPeftAdapter(
-    join(directory, "checkpoints", "step-000002"),
-    loadHfCheckpoint(CHAT_FOLDER).config,
+  // The child (the lab's resume child, in the chat environment) stalls inside step 3. The
+  // checkpoint restores the adapter exactly (and the seeds are the step's): the re-run step 3
+  // samples the very episodes the killed process had.
+  const config = loadHfCheckpoint(CHAT_FOLDER).config;
+  const { store, left } = await killAndResume(t, hfConfig({ steps: 3 }), (directory) =>
+    readPeftAdapter(join(directory, "checkpoints", "step-000002"), config),
   );
+  // Steps 1–2 moved the adapter off PEFT's zero B: restoring it matters for what step 3 samples.
+  const saved = await left;
   assert.ok(
     Object.entries(saved.tensors).some(
       ([path, tensor]) => path.endsWith(".b") && tensor.data.some((x) => x !== 0),
     ),
   );
-  const killed = peek.trajectories("resume", { step: 3 });
-  assert.equal(killed.length, 4);
-  peek.close();
-  await child.kill();
-
-  const store = openRunDirectory(directory);
-  const result = await trainRl({ config, runDir: directory, store, runId: "resume", env: chatEnvironment() });
-  assert.equal(result.startStep, 2);
-  assert.deepEqual(
-    [1, 2, 3].map((step) => store.countTrajectories("resume", { step })),
-    [4, 4, 4],
-  );
-  // The checkpoint restored the adapter exactly (and the seeds are the step's): the re-run step 3
-  // sampled the very episodes the killed process had.
-  const tokens = (episodes: typeof killed) =>
-    episodes.map((e) => [e.id, ...e.turns.flatMap((turn) => turn.tokenIds)]);
-  assert.deepEqual(tokens(store.trajectories("resume", { step: 3 })), tokens(killed));
   assert.deepEqual(
     store.metrics("resume", "reward/mean").map((point) => point.step),
     [1, 2, 3],
@@ -233,30 +255,8 @@ test("train rl on hf: with full fine-tuning (lora: false) each step samples with
 });
 
 test("train rl on hf: fully fine-tuned, killed mid-step, resumes with its weights and AdamW state: the re-run step samples alike", async (t) => {
-  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-full-resume-"));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
   const config = hfConfig({ steps: 3, lora: false, learningRate: 2e-3 });
-  const created = createRunDirectory({ kind: "rl", root, config, id: "resume" });
-  created.store.close();
-  const directory = created.directory;
-  const child = await stallResumeChild(directory, 3, "hf-chat");
-  const peek = openRunDirectory(directory);
-  assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
-  const killed = peek.trajectories("resume", { step: 3 });
-  assert.equal(killed.length, 4);
-  peek.close();
-  await child.kill();
-
-  const store = openRunDirectory(directory);
-  const result = await trainRl({ config, runDir: directory, store, runId: "resume", env: chatEnvironment() });
-  assert.equal(result.startStep, 2);
-  assert.deepEqual(
-    [1, 2, 3].map((step) => store.countTrajectories("resume", { step })),
-    [4, 4, 4],
-  );
-  const tokens = (episodes: typeof killed) =>
-    episodes.map((e) => [e.id, ...e.turns.flatMap((turn) => turn.tokenIds)]);
-  assert.deepEqual(tokens(store.trajectories("resume", { step: 3 })), tokens(killed));
+  const { store } = await killAndResume(t, config, () => null);
   // The step after the resume updated from the restored state: its sampler KL is ≈ 0 again.
   const kl = store.metrics("resume", "policy/kl_sampler").find((point) => point.step === 3);
   assert.ok(kl && Math.abs(kl.value) < 1e-4, `step 3: kl_sampler ${kl?.value}`);
@@ -428,38 +428,17 @@ test("train rl on hf: gae fully fine-tuned (lora: false) trains a value head bes
 });
 
 test("train rl on hf: gae killed mid-step resumes with its value head: the re-run step scores the killed one's values", async (t) => {
-  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-gae-resume-"));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
-  const config = hfConfig({ steps: 3, estimator: "gae" });
-  const created = createRunDirectory({ kind: "rl", root, config, id: "resume" });
-  created.store.close();
-  const directory = created.directory;
-  const child = await stallResumeChild(directory, 3, "hf-chat");
-  const killedValues: number[][] = JSON.parse(readFileSync(join(directory, "stalled-values.json"), "utf8"));
-  const peek = openRunDirectory(directory);
-  assert.equal(peek.latestArtifact("resume", "checkpoint")?.step, 2);
-  const killed = peek.trajectories("resume", { step: 3 });
-  peek.close();
-  await child.kill();
+  const { batches, transformBatch } = recordBatches();
+  const { store, left: killedValues } = await killAndResume(
+    t,
+    hfConfig({ steps: 3, estimator: "gae" }),
+    (directory): number[][] => JSON.parse(readFileSync(join(directory, "stalled-values.json"), "utf8")),
+    { transformBatch },
+  );
   assert.ok(
     killedValues.flat().some((v) => Math.abs(v) > 1e-3),
     "the killed step's head was trained",
   );
-
-  const store = openRunDirectory(directory);
-  const { batches, transformBatch } = recordBatches();
-  const result = await trainRl({
-    config,
-    runDir: directory,
-    store,
-    runId: "resume",
-    env: chatEnvironment(),
-    transformBatch,
-  });
-  assert.equal(result.startStep, 2);
-  const tokens = (episodes: typeof killed) =>
-    episodes.map((e) => [e.id, ...e.turns.flatMap((turn) => turn.tokenIds)]);
-  assert.deepEqual(tokens(store.trajectories("resume", { step: 3 })), tokens(killed));
   // The restored head (and adapter) score the re-sampled episodes exactly as the killed process did.
   assert.deepEqual(
     batches.map((batch) => batch.step),
