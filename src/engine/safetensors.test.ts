@@ -6,6 +6,8 @@ import { test } from "node:test";
 import {
   decodeSafetensors,
   encodeSafetensors,
+  floatToBf16Bits,
+  floatToHalfBits,
   readSafetensorsFile,
   SafetensorsError,
 } from "./safetensors.ts";
@@ -112,4 +114,92 @@ test("F16 and BF16 tensors are widened to float32 exactly", () => {
   const bf16 = decodeSafetensors(halfFile("BF16", [0x3f80, 0xc020, 0x4049])).tensors.t;
   assert.deepEqual([...bf16.data], [1, -2.5, 3.140625]);
   assert.throws(() => decodeSafetensors(halfFile("F8_E4M3", [0])), /unsupported dtype "F8_E4M3"/);
+});
+
+test("float32 narrows to BF16 bits, rounded to nearest with ties to even", () => {
+  const cases: [number, number][] = [
+    [1, 0x3f80],
+    [-0, 0x8000],
+    [Math.PI, 0x4049], // 0x40490fdb: the low half is below the tie
+    [1 + 2 ** -8, 0x3f80], // a tie between 0x3f80 and 0x3f81: to the even one
+    [1 + 3 * 2 ** -8, 0x3f82], // a tie between 0x3f81 and 0x3f82: to the even one
+    [1 + 2 ** -8 + 2 ** -20, 0x3f81], // just past the tie
+    [-(1 + 2 ** -7 + 2 ** -9), 0xbf81],
+    [3.4028234663852886e38, 0x7f80], // float32's largest rounds past bfloat16's: Inf
+    [Number.POSITIVE_INFINITY, 0x7f80],
+    [Number.NEGATIVE_INFINITY, 0xff80],
+    [1e-40, 0x0001], // a float32 subnormal (0x000116c2)
+  ];
+  for (const [value, bits] of cases)
+    assert.equal(floatToBf16Bits(value), bits, `${value}: ${floatToBf16Bits(value).toString(16)}`);
+  const nan = floatToBf16Bits(Number.NaN);
+  assert.equal(nan & 0x7f80, 0x7f80);
+  assert.notEqual(nan & 0x7f, 0, "NaN keeps a mantissa bit");
+});
+
+test("float32 narrows to F16 bits, rounded to nearest with ties to even, subnormals and overflow included", () => {
+  const cases: [number, number][] = [
+    [1, 0x3c00],
+    [-2, 0xc000],
+    [-0, 0x8000],
+    [1 + 2 ** -11, 0x3c00], // a tie: to the even mantissa
+    [1 + 3 * 2 ** -11, 0x3c02],
+    [1 + 2 ** -11 + 2 ** -20, 0x3c01],
+    [65504, 0x7bff], // the largest finite
+    [65519, 0x7bff], // below the tie with 65536
+    [65520, 0x7c00], // the tie: to the even pattern, Inf
+    [1e6, 0x7c00],
+    [-1e6, 0xfc00],
+    [Number.NEGATIVE_INFINITY, 0xfc00],
+    [2 ** -14, 0x0400], // the smallest normal
+    [2 ** -14 - 2 ** -25, 0x0400], // 1023.5 units of 2^-24: to 1024, the smallest normal
+    [2 ** -24, 0x0001], // the smallest subnormal
+    [-(2 ** -24), 0x8001],
+    [2 ** -25, 0x0000], // a tie between 0 and 2^-24: to 0
+    [3 * 2 ** -25, 0x0002], // a tie between 1 and 2 units: to 2
+    [2 ** -25 + 2 ** -40, 0x0001],
+    [2 ** -26, 0x0000],
+    [5 * 2 ** -24 + 2 ** -26, 0x0005],
+  ];
+  for (const [value, bits] of cases)
+    assert.equal(floatToHalfBits(value), bits, `${value}: ${floatToHalfBits(value).toString(16)}`);
+  const nan = floatToHalfBits(Number.NaN);
+  assert.equal(nan & 0x7c00, 0x7c00);
+  assert.notEqual(nan & 0x3ff, 0, "NaN keeps a mantissa bit");
+});
+
+test("float32 tensors written as BF16 or F16 read back exactly when representable; other dtypes are untouched", () => {
+  const values = [0, -0, 1, -2.5, 0.15625, 1024, 2 ** -14, Number.POSITIVE_INFINITY, Number.NaN];
+  const source: Record<string, HostTensor> = {
+    w: { dtype: "float32", shape: [values.length], data: new Float32Array(values) },
+    bias: tensors.bias,
+    step: tensors.step,
+  };
+  for (const code of ["BF16", "F16"] as const) {
+    const bytes = encodeSafetensors(source, { format: "pt" }, { float32As: code });
+    const header = JSON.parse(
+      new TextDecoder().decode(
+        bytes.subarray(8, 8 + Number(new DataView(bytes.buffer).getBigUint64(0, true))),
+      ),
+    );
+    assert.deepEqual([header.w.dtype, header.bias.dtype, header.step.dtype], [code, "F64", "I32"]);
+    assert.equal(header.w.data_offsets[1] - header.w.data_offsets[0], values.length * 2);
+    const read = decodeSafetensors(bytes).tensors;
+    assert.deepEqual(read.w.dtype, "float32");
+    assert.deepEqual([...read.w.data], values, code);
+    assert.ok(Object.is(read.w.data[1], -0));
+    assert.deepEqual(read.bias, tensors.bias);
+    assert.deepEqual(read.step, tensors.step);
+    const dir = mkdtempSync(join(tmpdir(), "safetensors-half-"));
+    try {
+      writeFileSync(join(dir, "w.safetensors"), bytes);
+      assert.deepEqual(readSafetensorsFile(join(dir, "w.safetensors")).tensors.w.data, read.w.data);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  assert.throws(
+    () => encodeSafetensors(source, undefined, { float32As: "F8" as "F16" }),
+    /float32As must be BF16 or F16, got "F8"/,
+  );
 });

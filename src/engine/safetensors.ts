@@ -9,7 +9,9 @@
  * Tensors are written in name order, contiguous, without gaps (as the reference writer does).
  * Reading validates everything a truncated or corrupted file can break and names the file. Reading
  * also takes the half-precision tensors Hugging Face checkpoints ship (F16, BF16) and widens them
- * to float32, which holds every value of both formats exactly.
+ * to float32, which holds every value of both formats exactly. Writing can narrow float32 tensors
+ * to either (`encodeSafetensors`'s `float32As`), rounding to nearest, ties to even, as PyTorch's
+ * `.to(torch.bfloat16)` and `.half()` do.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { HostData, HostDType, HostTensor } from "./tree.ts";
@@ -40,6 +42,49 @@ export function halfToFloat(bits: number): number {
   return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
+/**
+ * float32 value → bfloat16 bits: the top 16 bits after rounding to nearest, ties to even (a value
+ * past bfloat16's largest rounds to ±Inf; NaN stays a quiet NaN of the same sign).
+ */
+export function floatToBf16Bits(value: number): number {
+  F32[0] = value;
+  const bits = U32[0];
+  if ((bits & 0x7fffffff) > 0x7f800000) return ((bits >>> 16) | 0x40) & 0xffff;
+  return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+/**
+ * float32 value → float16 bits, rounded to nearest, ties to even: subnormals below 2^-14, ±Inf
+ * past 65504 (from 65520 on, as IEEE rounding gives), NaN a quiet NaN of the same sign.
+ */
+export function floatToHalfBits(value: number): number {
+  F32[0] = value;
+  const bits = U32[0];
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = (bits >>> 23) & 0xff;
+  const mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 | (mantissa >>> 13) : 0);
+  const e = exponent - 112; // the float16 biased exponent
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    // A float16 subnormal (or zero): m · 2^(e - 14) units of 2^-24, with the implicit bit.
+    if (e < -10) return sign;
+    const m = mantissa | 0x800000;
+    const shift = 14 - e;
+    let half = m >>> shift;
+    const rest = m & ((1 << shift) - 1);
+    const tie = 1 << (shift - 1);
+    if (rest > tie || (rest === tie && half & 1)) half++;
+    return sign | half;
+  }
+  let half = (e << 10) | (mantissa >>> 13);
+  const rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && half & 1)) half++; // a carry may reach the exponent, or Inf
+  return sign | half;
+}
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
 /** Little-endian F16 or BF16 bytes widened to float32. */
 function widenHalf(raw: Uint8Array, code: string): Float32Array<ArrayBuffer> {
   const halves = new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2);
@@ -68,11 +113,23 @@ function isLittleEndian(): boolean {
   return new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 }
 
+/** A half-precision format float32 tensors can be written in. */
+export type HalfCode = "BF16" | "F16";
+
+export interface EncodeOptions {
+  /** Write every float32 tensor in this format instead (rounded to nearest, ties to even). */
+  float32As?: HalfCode;
+}
+
 /** Serialises tensors (and string metadata) into safetensors bytes. */
 export function encodeSafetensors(
   tensors: Record<string, HostTensor>,
   metadata?: Record<string, string>,
+  options: EncodeOptions = {},
 ): Uint8Array {
+  const narrow = options.float32As;
+  if (narrow !== undefined && !(narrow in HALF_CODES))
+    throw new Error(`encodeSafetensors: float32As must be BF16 or F16, got ${JSON.stringify(narrow)}`);
   if (!isLittleEndian()) throw new Error("encodeSafetensors: big-endian hosts are not supported");
   const names = Object.keys(tensors).sort();
   const header: Record<string, unknown> = {};
@@ -84,8 +141,10 @@ export function encodeSafetensors(
     const count = shape.reduce((a, b) => a * b, 1);
     if (data.length !== count)
       throw new Error(`encodeSafetensors: "${name}" has ${data.length} values for shape [${shape}]`);
-    const bytes = count * BYTES[dtype];
-    header[name] = { dtype: DTYPE_CODES[dtype], shape, data_offsets: [offset, offset + bytes] };
+    const half = narrow !== undefined && dtype === "float32";
+    const bytes = count * (half ? HALF_CODES[narrow] : BYTES[dtype]);
+    const code = half ? narrow : DTYPE_CODES[dtype];
+    header[name] = { dtype: code, shape, data_offsets: [offset, offset + bytes] };
     offset += bytes;
   }
   let json = JSON.stringify(header);
@@ -96,7 +155,15 @@ export function encodeSafetensors(
   out.set(headerBytes, 8);
   let position = 8 + headerBytes.length;
   for (const name of names) {
-    const { data } = tensors[name];
+    const { dtype, data } = tensors[name];
+    if (narrow !== undefined && dtype === "float32") {
+      // Every earlier tensor's size is even and the header ends on 8 bytes: position is aligned.
+      const halves = new Uint16Array(out.buffer, position, data.length);
+      const convert = narrow === "BF16" ? floatToBf16Bits : floatToHalfBits;
+      for (let i = 0; i < data.length; i++) halves[i] = convert(data[i]);
+      position += halves.byteLength;
+      continue;
+    }
     out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), position);
     position += data.byteLength;
   }
