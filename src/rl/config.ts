@@ -4,7 +4,7 @@
  * choices, the valid values (estimators, reward presets, aggregation modes, families).
  */
 import { z } from "zod";
-import { HfTuningSchema } from "../policy/hf/spec.ts";
+import { HfSaveDTypeSchema, HfTuningSchema } from "../policy/hf/spec.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../reward/index.ts";
 import { NOISE_MODES, validateNoise } from "../tools/noise.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
@@ -72,6 +72,12 @@ export const RlConfigSchema = z
      * `false`: full fine-tuning, every weight trained (the CLI's `--full-finetune`).
      */
     lora: HfTuningSchema.optional(),
+    /**
+     * The dtype an `hf:` base's final model folder (merged or fully fine-tuned) is written in:
+     * float32, bfloat16 or float16 (absent: the base's own; the CLI's `--save-dtype`). Resumable
+     * checkpoints stay float32.
+     */
+    saveDtype: HfSaveDTypeSchema.optional(),
     /** Where the final model is written (default `<run directory>/model`). */
     out: z.string().min(1).optional(),
     /** RL steps (one rollout batch and its PPO update each). */
@@ -219,6 +225,14 @@ export const RlConfigSchema = z
             : "LoRA needs an hf:<folder> base",
       });
     }
+    if (!config.base.startsWith("hf:") && config.saveDtype !== undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["saveDtype"],
+        message:
+          "is for an hf:<folder> base (the dtype of its final model folder); a lab checkpoint is saved in float32: leave saveDtype out",
+      });
+    }
     if (config.taskIds && config.taskFile) {
       context.addIssue({ code: "custom", path: ["taskFile"], message: "give taskIds or taskFile, not both" });
     }
@@ -277,7 +291,7 @@ export const DEFAULT_RL_CONFIG: RlConfig = {
 
 /** The valid field names, for error messages. */
 export const RL_CONFIG_FIELDS = Object.keys(DEFAULT_RL_CONFIG)
-  .concat(["out", "taskIds", "taskFile", "normLength", "evalFamilies", "lora"])
+  .concat(["out", "taskIds", "taskFile", "normLength", "evalFamilies", "lora", "saveDtype"])
   .sort();
 
 /** Validates a partial config over the defaults; the error names every bad field. */

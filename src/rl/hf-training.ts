@@ -175,7 +175,11 @@ export async function openHfTraining(
     saveModel: async (modelDir, params, step, metadata) => {
       // A run resumed after it finished writes its model again.
       if (existsSync(modelDir) && !config.out) rmSync(modelDir, { recursive: true, force: true });
-      if (await tuning.saveModel(modelDir, params, join(options.runDir, RL_ADAPTER)))
+      if (
+        await tuning.saveModel(modelDir, params, join(options.runDir, RL_ADAPTER), {
+          dtype: config.saveDtype,
+        })
+      )
         store.addArtifact(runId, { kind: "adapter", path: RL_ADAPTER, step });
       store.addArtifact(runId, { kind: "model", path: relative(options.runDir, modelDir), step });
       await writeFile(join(modelDir, TRAINING_FILE), `${JSON.stringify(metadata, null, 2)}\n`);

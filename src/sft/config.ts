@@ -3,7 +3,7 @@
  * fails before any work with its path, the problem and (for choices) the valid values.
  */
 import { z } from "zod";
-import { HfTuningSchema } from "../policy/hf/spec.ts";
+import { HfSaveDTypeSchema, HfTuningSchema } from "../policy/hf/spec.ts";
 
 export const SftConfigSchema = z
   .object({
@@ -52,6 +52,12 @@ export const SftConfigSchema = z
      * `false`: full fine-tuning, every weight trained (the CLI's `--full-finetune`).
      */
     lora: HfTuningSchema.optional(),
+    /**
+     * The dtype an `hf:` base's final model folder (merged or fully fine-tuned) is written in:
+     * float32, bfloat16 or float16 (absent: the base's own; the CLI's `--save-dtype`). Resumable
+     * checkpoints stay float32.
+     */
+    saveDtype: HfSaveDTypeSchema.optional(),
   })
   .strict();
 
@@ -101,6 +107,10 @@ export function parseSftConfig(input: unknown): SftConfig {
     );
   if (config.lora && !config.base.startsWith("hf:"))
     throw new Error("invalid sft config:\n  lora: LoRA needs an hf:<folder> base");
+  if (config.saveDtype !== undefined && !config.base.startsWith("hf:"))
+    throw new Error(
+      "invalid sft config:\n  saveDtype: is for an hf:<folder> base (the dtype of its final model folder); a lab checkpoint is saved in float32: leave saveDtype out",
+    );
   const buckets = config.buckets ?? [];
   if (buckets.some((b, i) => i > 0 && b <= buckets[i - 1])) {
     throw new Error("invalid sft config:\n  buckets: must be strictly ascending");

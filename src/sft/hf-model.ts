@@ -92,7 +92,7 @@ export async function openHfSftModel(config: SftConfig, checkpointDir: string): 
     },
     saveModel: async (modelDir, params, metadata) => {
       if (existsSync(modelDir) && !config.out) rmSync(modelDir, { recursive: true, force: true });
-      await tuning.saveModel(modelDir, params, join(runDir, SFT_ADAPTER));
+      await tuning.saveModel(modelDir, params, join(runDir, SFT_ADAPTER), { dtype: config.saveDtype });
       await writeFile(join(modelDir, "agentrl-training.json"), `${JSON.stringify(metadata, null, 2)}\n`);
     },
     release: (current) => {

@@ -100,3 +100,45 @@ test("train rl takes --estimator gae with an hf: base, with LoRA or in full; a b
     /valueCoef: estimator "gae" trains a critic: valueCoef must be > 0, got 0/,
   );
 });
+
+test("--save-dtype and the configs' saveDtype: one of float32, bfloat16, float16, for an hf: base", () => {
+  assert.deepEqual(loraFlagsFrom({ ...HF, saveDtype: "bfloat16" }), {
+    base: "hf:models/qwen",
+    saveDtype: "bfloat16",
+  });
+  assert.deepEqual(loraFlagsFrom({ ...HF, fullFinetune: true, saveDtype: "float16" }), {
+    base: "hf:models/qwen",
+    lora: false,
+    saveDtype: "float16",
+  });
+  assert.throws(
+    () => loraFlagsFrom({ ...HF, saveDtype: "bf16" }),
+    /--save-dtype must be one of float32, bfloat16, float16, got "bf16"/,
+  );
+  assert.throws(
+    () => loraFlagsFrom({ saveDtype: "float16" }),
+    /--save-dtype needs a Hugging Face checkpoint/,
+  );
+  const rl = rlConfigFrom({ ...HF, name: "m", saveDtype: "bfloat16" } as Parameters<typeof rlConfigFrom>[0]);
+  assert.equal(rl.saveDtype, "bfloat16");
+  assert.throws(
+    () => parseRlConfig({ name: "m", base: "hf:x", saveDtype: "half" }),
+    /saveDtype: must be one of "float32", "bfloat16", "float16"/,
+  );
+  assert.throws(
+    () => parseRlConfig({ name: "m", base: "models/lab", saveDtype: "float16" }),
+    /saveDtype: is for an hf:<folder> base/,
+  );
+  assert.equal(
+    parseSftConfig({ name: "m", base: "hf:x", data: ["d"], saveDtype: "float16" }).saveDtype,
+    "float16",
+  );
+  assert.throws(
+    () => parseSftConfig({ name: "m", base: "hf:x", data: ["d"], saveDtype: "half" }),
+    /saveDtype: must be one of "float32", "bfloat16", "float16"/,
+  );
+  assert.throws(
+    () => parseSftConfig({ name: "m", base: "models/lab", data: ["d"], saveDtype: "float16" }),
+    /saveDtype: is for an hf:<folder> base/,
+  );
+});

@@ -5,9 +5,11 @@
  * `--full-finetune` (the config's `lora: false`; TRL's SFTTrainer/GRPOTrainer without a
  * `peft_config`). `--full-finetune` with a `--lora-*` flag, `--lora-rank 0`, either without an
  * `hf:` base, and a `--lora-*` flag over a config file's `lora: false` are refused. Each bad flag
- * is refused naming the flag and the valid values.
+ * is refused naming the flag and the valid values. `--save-dtype` (hf: only) sets the dtype of the
+ * final model folder (default: the base's own).
  */
 import type { Command } from "commander";
+import { HF_SAVE_DTYPES, type HfSaveDType } from "../../policy/hf/config.ts";
 import { GPT2_LORA_TARGETS, LORA_DEFAULTS, LORA_TARGETS, type LoraSettings } from "../../policy/hf/lora.ts";
 
 /** Every PEFT module name of a supported architecture (the checkpoint's own are checked when it loads). */
@@ -24,6 +26,7 @@ export interface LoraFlags {
   loraTargets?: string;
   loraDropout?: string;
   fullFinetune?: boolean;
+  saveDtype?: string;
 }
 
 /** Adds `--policy` and the LoRA flags to a train command. */
@@ -46,17 +49,21 @@ export function addLoraOptions(command: Command): Command {
     .option(
       "--full-finetune",
       "hf: only: train every weight of the checkpoint instead of a LoRA adapter (the weights, their gradients and two AdamW moments each are held: memory in docs/real-checkpoints.md); no --lora-* flag with it",
+    )
+    .option(
+      "--save-dtype <dtype>",
+      `hf: only: the dtype of the final model folder (merged or fully fine-tuned): ${HF_SAVE_DTYPES.join(", ")} (default: the base checkpoint's own, as its config.json states it; resumable checkpoints and the adapter stay float32)`,
     );
 }
 
 /**
- * The base (`--policy hf:<folder>` or `--base`) and the LoRA settings of the flags; `fileBase`
- * is the config file's base. LoRA flags need an hf: base.
+ * The base (`--policy hf:<folder>` or `--base`), the LoRA settings and the saved dtype of the
+ * flags; `fileBase` is the config file's base. LoRA flags and `--save-dtype` need an hf: base.
  */
 export function loraFlagsFrom(
   flags: LoraFlags,
   fileBase?: string,
-): { base?: string; lora?: LoraSettings | false } {
+): { base?: string; lora?: LoraSettings | false; saveDtype?: HfSaveDType } {
   if (flags.policy !== undefined && flags.base !== undefined)
     throw new Error("give either --policy hf:<folder> or --base, not both");
   if (flags.policy !== undefined && parseHfSpec(flags.policy) === null)
@@ -92,19 +99,29 @@ export function loraFlagsFrom(
   const given = Object.keys(lora).length > 0;
   const effectiveBase = base ?? fileBase;
   const isHf = effectiveBase !== undefined && parseHfSpec(effectiveBase) !== null;
+  const saved = saveDtypeFlag(flags.saveDtype, isHf);
   if (flags.fullFinetune) {
     if (given)
       throw new Error(
         `--full-finetune trains every weight, with no adapter: drop --lora-${Object.keys(lora)[0]} (the --lora-* flags set up a LoRA adapter), or drop --full-finetune`,
       );
     if (!isHf) throw new Error("--full-finetune needs a Hugging Face checkpoint: --policy hf:<folder>");
-    return { ...(base !== undefined ? { base } : {}), lora: false };
+    return { ...(base !== undefined ? { base } : {}), lora: false, ...saved };
   }
   if (given && !isHf) {
     const flag = `--lora-${Object.keys(lora)[0]}`;
     throw new Error(`${flag} needs a Hugging Face checkpoint: --policy hf:<folder>`);
   }
-  return { ...(base !== undefined ? { base } : {}), ...(given ? { lora } : {}) };
+  return { ...(base !== undefined ? { base } : {}), ...(given ? { lora } : {}), ...saved };
+}
+
+/** `--save-dtype`, checked: one of HF_SAVE_DTYPES, with an hf: base. */
+function saveDtypeFlag(value: string | undefined, isHf: boolean): { saveDtype?: HfSaveDType } {
+  if (value === undefined) return {};
+  if (!(HF_SAVE_DTYPES as readonly string[]).includes(value))
+    throw new Error(`--save-dtype must be one of ${HF_SAVE_DTYPES.join(", ")}, got "${value}"`);
+  if (!isHf) throw new Error("--save-dtype needs a Hugging Face checkpoint: --policy hf:<folder>");
+  return { saveDtype: value as HfSaveDType };
 }
 
 /**

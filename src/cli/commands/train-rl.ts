@@ -87,8 +87,9 @@ export function rlConfigFrom(options: RlCommandOptions): RlConfig {
   for (const key of ["name", "estimator", "reward", "aggregation", "taskFile", "out"] as const) {
     if (options[key] !== undefined) overrides[key] = options[key];
   }
-  const { base, lora } = loraFlagsFrom(options, fromFile.base as string | undefined);
+  const { base, lora, saveDtype } = loraFlagsFrom(options, fromFile.base as string | undefined);
   if (base !== undefined) overrides.base = base;
+  if (saveDtype !== undefined) overrides.saveDtype = saveDtype;
   if (lora !== undefined) overrides.lora = loraField(fromFile.lora, lora);
   if (options.families) overrides.families = options.families.split(",").map((family) => family.trim());
   if (options.taskIds) overrides.taskIds = options.taskIds.split(",").map((id) => id.trim());

@@ -43,8 +43,9 @@ function configFrom(options: SftCommandOptions): SftConfig {
   const fromFile = options.config ? readConfigFile(options.config, "train sft config") : {};
   const overrides: Record<string, unknown> = {};
   if (options.data) overrides.data = options.data;
-  const { base, lora } = loraFlagsFrom(options, fromFile.base as string | undefined);
+  const { base, lora, saveDtype } = loraFlagsFrom(options, fromFile.base as string | undefined);
   if (base !== undefined) overrides.base = base;
+  if (saveDtype !== undefined) overrides.saveDtype = saveDtype;
   if (lora !== undefined) overrides.lora = loraField(fromFile.lora, lora);
   if (options.name) overrides.name = options.name;
   if (options.out) overrides.out = options.out;

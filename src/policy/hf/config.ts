@@ -71,6 +71,21 @@ export interface HfModelConfig {
   eosTokenIds: number[];
 }
 
+/** The float dtypes a trained checkpoint folder can be written in (config.json's `dtype`). */
+export const HF_SAVE_DTYPES = ["float32", "bfloat16", "float16"] as const;
+export type HfSaveDType = (typeof HF_SAVE_DTYPES)[number];
+
+/**
+ * The dtype config.json says the checkpoint's weights are in (`torch_dtype`, or `dtype` as
+ * transformers 4.56 and later write it): float32 when it states none, or one not among
+ * HF_SAVE_DTYPES.
+ */
+export function configDType(raw: unknown): HfSaveDType {
+  const json = (raw ?? {}) as Record<string, unknown>;
+  const stated = json.dtype ?? json.torch_dtype;
+  return (HF_SAVE_DTYPES as readonly unknown[]).includes(stated) ? (stated as HfSaveDType) : "float32";
+}
+
 /** A config the engine cannot run; the message names the field and what is supported. */
 export class HfConfigError extends Error {
   constructor(message: string) {

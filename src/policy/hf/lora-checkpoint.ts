@@ -136,7 +136,7 @@ export async function saveFullCheckpoint(
 ): Promise<void> {
   await writeFolderAtomically(dir, async (temporary) => {
     const { head, rest } = splitValueHead(await treeToHost(state.params));
-    await writeHfCheckpoint(options.base, rest, temporary);
+    await writeHfCheckpoint(options.base, rest, temporary, { dtype: "float32" });
     if (head) await writeValueHead(temporary, head);
     await saveTrainerState(temporary, state as TrainState<ParamTree>, FULL_KIND, options.trainer);
   });

@@ -8,8 +8,10 @@
  *   ([out, r]); GPT-2's `base_model.model.transformer.h.N.attn.c_attn.lora_A.weight`, with
  *   `fan_in_fan_out: true` (its Conv1D base weights are [in, out]; A and B are laid out as above);
  * - a merged checkpoint folder (`AutoModelForCausalLM.from_pretrained`): the base with W + s·B·A,
- *   in float32 (config.json's dtype says so), beside the base's config, generation config and
- *   tokenizer files.
+ *   in the base's dtype unless asked otherwise (float32, bfloat16 or float16; config.json's dtype
+ *   says which), beside the base's config, generation config and tokenizer files, as PEFT's
+ *   `merge_and_unload` + `save_pretrained` gives. The adapter stays float32 (PEFT saves it in the
+ *   adapter's dtype).
  *
  * Reading takes what PEFT itself saves for these models; LoRA variants this forward does not
  * compute (DoRA, trained biases, per-module ranks, a subset of layers, extra saved modules, a
@@ -17,9 +19,9 @@
  */
 import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { decodeSafetensors, encodeSafetensors } from "../../engine/safetensors.ts";
+import { decodeSafetensors, encodeSafetensors, type HalfCode } from "../../engine/safetensors.ts";
 import type { HostTensor } from "../../engine/tree.ts";
-import type { HfModelConfig } from "./config.ts";
+import type { HfModelConfig, HfSaveDType } from "./config.ts";
 import {
   type LoraConfig,
   LoraConfigError,
@@ -187,41 +189,70 @@ export async function readPeftAdapter(folder: string, model: HfModelConfig): Pro
   return { config, tensors };
 }
 
+/** Options of a written checkpoint folder. */
+export interface HfWriteOptions {
+  /** The weights' dtype (config.json's `dtype` says it); absent: the base's own (`HfCheckpoint.dtype`). */
+  dtype?: HfSaveDType;
+}
+
+/** The safetensors code each dtype is written in (float32 as it is held). */
+const HALF_OF: Record<HfSaveDType, HalfCode | undefined> = {
+  float32: undefined,
+  bfloat16: "BF16",
+  float16: "F16",
+};
+
 /**
  * Writes the base checkpoint with the adapter merged in as a new folder that transformers loads
- * with `from_pretrained`: model.safetensors in float32 (config.json's dtype set to float32 when the
- * base said otherwise, so a plain load keeps the precision), the base's other files copied.
+ * with `from_pretrained` (writeHfCheckpoint: in the base's dtype unless `options.dtype` says
+ * otherwise, the base's other files copied).
  */
 export async function writeMergedCheckpoint(
   base: HfCheckpoint,
   lora: Record<string, HostTensor>,
   config: LoraConfig,
   outDir: string,
+  options: HfWriteOptions = {},
 ): Promise<string[]> {
-  return writeHfCheckpoint(base, mergeLora(base.tensors, lora, config, base.config), outDir);
+  return writeHfCheckpoint(base, mergeLora(base.tensors, lora, config, base.config), outDir, options);
 }
 
 /**
  * Writes `outDir` (which must be missing or empty) as a checkpoint folder of `base`'s architecture
- * with `params` (parameter paths, as `HfCheckpoint.tensors`) as its weights: config.json (dtype
- * float32), model.safetensors in Hugging Face's names and layouts, and the base's generation
- * config and tokenizer files copied. A merged LoRA model's and a fully fine-tuned one's. Returns
- * the files written.
+ * with `params` (parameter paths, as `HfCheckpoint.tensors`) as its weights: model.safetensors in
+ * Hugging Face's names and layouts, in `options.dtype` (default: the base's own, as config.json
+ * stated it; bfloat16 and float16 rounded to nearest even from the float32 held), config.json with
+ * `dtype` (and `torch_dtype`, where the base has either or the dtype is not float32) set to it,
+ * and the base's generation config and tokenizer files copied. A merged LoRA model's and a fully
+ * fine-tuned one's (a resumable checkpoint's is float32, for an exact resume). Returns the files
+ * written.
  */
 export async function writeHfCheckpoint(
   base: HfCheckpoint,
   params: Record<string, HostTensor>,
   outDir: string,
+  options: HfWriteOptions = {},
 ): Promise<string[]> {
   const existing = await readdir(outDir).catch(() => []);
   if (existing.length > 0) throw new Error(`writeHfCheckpoint: ${outDir} exists and is not empty`);
+  const dtype = options.dtype ?? base.dtype;
+  if (!(dtype in HALF_OF))
+    throw new Error(
+      `writeHfCheckpoint: dtype must be one of ${Object.keys(HALF_OF).join(", ")}, got ${JSON.stringify(dtype)}`,
+    );
   const tensors = hfTensorsOfParams(base.config, params);
   await mkdir(outDir, { recursive: true });
   const modelConfig = JSON.parse(await readFile(join(base.folder, "config.json"), "utf8"));
-  for (const field of ["dtype", "torch_dtype"])
-    if (field in modelConfig && modelConfig[field] !== "float32") modelConfig[field] = "float32";
+  const fields = ["dtype", "torch_dtype"].filter((field) => field in modelConfig);
+  // transformers reads either; a folder whose config states none loads as float32.
+  if (fields.length === 0 && dtype !== "float32") fields.push("torch_dtype");
+  for (const field of fields) modelConfig[field] = dtype;
   await writeFile(join(outDir, "config.json"), `${JSON.stringify(modelConfig, null, 2)}\n`);
-  await writeFile(join(outDir, "model.safetensors"), encodeSafetensors(tensors, { format: "pt" }));
+  const half = HALF_OF[dtype];
+  await writeFile(
+    join(outDir, "model.safetensors"),
+    encodeSafetensors(tensors, { format: "pt" }, half ? { float32As: half } : {}),
+  );
   const written = ["config.json", "model.safetensors"];
   const present = new Set(await readdir(base.folder));
   for (const file of MERGED_COPIED_FILES) {

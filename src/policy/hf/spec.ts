@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HF_SAVE_DTYPES } from "./config.ts";
 
 /** The `hf:<folder>` policy spec (kept apart from load.ts so resolving other specs loads no engine). */
 export const HF_PREFIX = "hf:";
@@ -32,6 +33,14 @@ export const LoraSettingsSchema = z
  * no adapter, every weight of the checkpoint trained (full fine-tuning; the CLI's
  * `--full-finetune`).
  */
+/**
+ * A config's `saveDtype` field of an `hf:` base: the dtype the final model folder is written in
+ * (absent: the base checkpoint's own, as its config.json states it; the CLI's `--save-dtype`).
+ */
+export const HfSaveDTypeSchema = z.enum(HF_SAVE_DTYPES, {
+  error: `must be one of ${HF_SAVE_DTYPES.map((name) => `"${name}"`).join(", ")} (the dtype of the final hf: model folder; absent: the base's own)`,
+});
+
 export const HfTuningSchema = z.union([z.literal(false), LoraSettingsSchema], {
   error:
     "must be LoRA settings { rank, alpha, targets, dropout, rslora } or false (full fine-tuning of the hf: checkpoint)",

@@ -94,11 +94,15 @@ export function readLoraWritten(name: LoraFixtureName): LoraWritten {
   return { ...raw, adapter_logits: floats(raw.adapter_logits), merged_logits: floats(raw.merged_logits) };
 }
 
-/** Writes `out/adapter` (PEFT format) and `out/merged` from the reference's adapter weights. */
+/**
+ * Writes `out/adapter` (PEFT format) and `out/merged` from the reference's adapter weights; the
+ * merged folder in float32, as the script recorded transformers loading it (for every base, bf16
+ * included).
+ */
 export async function writeLoraFixtureFolders(name: LoraFixtureName, out: string): Promise<LoraReference> {
   const reference = readLoraReference(name);
   const { base, config, adapter } = reference;
   await writePeftAdapter(join(out, "adapter"), adapter, config, base.config, name);
-  await writeMergedCheckpoint(base, adapter, config, join(out, "merged"));
+  await writeMergedCheckpoint(base, adapter, config, join(out, "merged"), { dtype: "float32" });
   return reference;
 }

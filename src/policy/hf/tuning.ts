@@ -31,7 +31,7 @@ import {
 } from "./lora-checkpoint.ts";
 import { createFullTrainer, createLoraTrainer, fullParams, type LoraTrainerOptions } from "./lora-trainer.ts";
 import type { HfParams } from "./model.ts";
-import { writeHfCheckpoint, writeMergedCheckpoint, writePeftAdapter } from "./peft.ts";
+import { type HfWriteOptions, writeHfCheckpoint, writeMergedCheckpoint, writePeftAdapter } from "./peft.ts";
 import type { WithValueHead } from "./token-loss.ts";
 import { initHfValueHead, splitValueHead } from "./value-head.ts";
 import type { HfCheckpoint } from "./weights.ts";
@@ -52,9 +52,10 @@ export interface HfTuning<P extends ParamTree = ParamTree> {
   engine(params: P, maxLen: number): Promise<HfEngineModel>;
   /**
    * Writes the trained model to `modelDir` (missing or empty), and with LoRA the adapter to
-   * `adapterDir`; returns whether an adapter was written. The value head is in neither.
+   * `adapterDir` (float32); returns whether an adapter was written. The model folder is in
+   * `options.dtype` (default: the base's own). The value head is in neither.
    */
-  saveModel(modelDir: string, params: P, adapterDir: string): Promise<boolean>;
+  saveModel(modelDir: string, params: P, adapterDir: string, options?: HfWriteOptions): Promise<boolean>;
   /** The value head of `params` as host arrays (`w` [D], `b` [1]), for `HfEngineModel.sequenceValues`; null without a critic. */
   valueHead(params: P): Promise<{ w: Float32Array; b: Float32Array } | null>;
 }
@@ -124,10 +125,10 @@ function loraTuning(
         maxLen,
         lora: { config: lora, tensors: await hostWithoutHead(params) },
       }),
-    saveModel: async (modelDir, params, adapterDir) => {
+    saveModel: async (modelDir, params, adapterDir, saveOptions) => {
       const host = await hostWithoutHead(params);
       await writePeftAdapter(adapterDir, host, lora, model, folder);
-      await writeMergedCheckpoint(checkpoint, host, lora, modelDir);
+      await writeMergedCheckpoint(checkpoint, host, lora, modelDir, saveOptions);
       return true;
     },
     valueHead: critic.valueHead,
@@ -153,8 +154,8 @@ function fullTuning(checkpoint: HfCheckpoint, options: LoraTrainerOptions): HfTu
         { ...checkpoint, tensors: await hostWithoutHead(params) },
         { maxLen, trainedWeights: true },
       ),
-    saveModel: async (modelDir, params) => {
-      await writeHfCheckpoint(checkpoint, await hostWithoutHead(params), modelDir);
+    saveModel: async (modelDir, params, _adapterDir, saveOptions) => {
+      await writeHfCheckpoint(checkpoint, await hostWithoutHead(params), modelDir, saveOptions);
       return false;
     },
     valueHead: critic.valueHead,

@@ -11,9 +11,11 @@ import { join } from "node:path";
 import { readSafetensorsFile } from "../../engine/safetensors.ts";
 import type { HostTensor } from "../../engine/tree.ts";
 import {
+  configDType,
   HfConfigError,
   type HfGenerationConfig,
   type HfModelConfig,
+  type HfSaveDType,
   parseGenerationConfig,
   parseHfConfig,
 } from "./config.ts";
@@ -25,6 +27,8 @@ export interface HfCheckpoint {
   generation: HfGenerationConfig;
   /** Parameter path (model.ts's tree: `layers.0.q`, `embed`, …) → float32 tensor. */
   tensors: Record<string, HostTensor>;
+  /** The dtype config.json states for the weights (config.ts `configDType`): trained folders default to it. */
+  dtype: HfSaveDType;
 }
 
 function readJson(path: string): unknown {
@@ -203,12 +207,13 @@ export function loadHfCheckpoint(folder: string): HfCheckpoint {
   const configPath = join(folder, "config.json");
   if (!existsSync(configPath))
     throw new HfConfigError(`${folder}: no config.json (not a Hugging Face checkpoint folder)`);
-  const config = parseHfConfig(readJson(configPath));
+  const rawConfig = readJson(configPath);
+  const config = parseHfConfig(rawConfig);
   const generationPath = join(folder, "generation_config.json");
   const generation = parseGenerationConfig(
     existsSync(generationPath) ? readJson(generationPath) : null,
     config,
   );
   const tensors = selectHfParams(config, readSafetensors(folder), folder);
-  return { folder, config, generation, tensors };
+  return { folder, config, generation, tensors, dtype: configDType(rawConfig) };
 }
