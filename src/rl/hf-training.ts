@@ -38,7 +38,7 @@ import { disposeTree, type ParamTree } from "../engine/tree.ts";
 import { HfEngineModel } from "../policy/hf/engine.ts";
 import { withFedIds } from "../policy/hf/fed-ids.ts";
 import { loadHfTextSide } from "../policy/hf/load.ts";
-import { isLoraCheckpoint } from "../policy/hf/lora-checkpoint.ts";
+import { isHfTrainerCheckpoint } from "../policy/hf/lora-checkpoint.ts";
 import { HfPolicy } from "../policy/hf/policy.ts";
 import { parseHfSpec } from "../policy/hf/spec.ts";
 import { openHfTuning } from "../policy/hf/tuning.ts";
@@ -96,7 +96,7 @@ export async function openHfTraining(
   let secondsBefore = 0;
   if (latest) {
     const dir = join(options.runDir, latest.path);
-    if (!isLoraCheckpoint(dir)) throw new Error(`${latest.path} has no trainer state: cannot resume`);
+    if (!isHfTrainerCheckpoint(dir)) throw new Error(`${latest.path} has no trainer state: cannot resume`);
     const loaded = await tuning.load(dir);
     const saved = loaded.trainer as unknown as RlTrainerState;
     state = loaded.state;

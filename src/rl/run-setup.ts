@@ -38,12 +38,7 @@ import type { RlTrainState } from "./ppo-update.ts";
 import type { RolloutEnvironment } from "./rollout-step.ts";
 import { taskSamplerFor } from "./tasks.ts";
 import type { TrainRlOptions } from "./train.ts";
-import {
-  type CriticScorer,
-  gptCriticScorer,
-  gptReferenceScorer,
-  type ReferenceScorer,
-} from "./update-batch.ts";
+import { gptCriticScorer, gptReferenceScorer, type SequenceScorer } from "./update-batch.ts";
 
 /**
  * The optimizer's learning-rate scale of a run with a critic: `valueLearningRateScale` on the value
@@ -87,9 +82,9 @@ export interface RlTraining<P extends ParamTree = ParamTree> {
   /** The lab's GPT (boundary tracking); null for another model. */
   embedded: { model: { config: GptConfig; tokenizer: WordTokenizer } } | null;
   /** The critic of `params` (its value head's values, GAE's V_old); null without one (any estimator but `gae`). */
-  critic: ((params: P) => CriticScorer) | null;
+  critic: ((params: P) => SequenceScorer) | null;
   /** The KL term's reference (the base) as a scorer; null without a KL term. */
-  reference: ReferenceScorer | null;
+  reference: SequenceScorer | null;
   /** The policy of step `step`'s rollouts on `params` (closed by the caller). */
   rolloutPolicy(step: number, params: P): RolloutPolicy | Promise<RolloutPolicy>;
   /** A resumable checkpoint at `trainer.rlStep` (registered as a `checkpoint` artifact). */

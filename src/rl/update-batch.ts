@@ -18,19 +18,14 @@ import { advantageOptions } from "./rollout-step.ts";
 import type { RlUpdateBatch } from "./train.ts";
 
 /**
- * The reference model's log-probs of token sequences (log p(ids[t] | ids[<t]) at the run's
- * temperature, aligned with the ids, 0 at t = 0): the KL term's anchor.
+ * Per-token scores of token sequences, aligned with the ids (0 at t = 0): the KL reference's
+ * log-probs (log p(ids[t] | ids[<t]) at the run's temperature, the KL term's anchor) or the
+ * critic's values (V of the state before each token, GAE's V_old).
  */
-export type ReferenceScorer = (sequences: number[][]) => Promise<ArrayLike<number>[]>;
-
-/**
- * The critic's values of token sequences (V of the state before each token, aligned with the ids,
- * 0 at t = 0): GAE's V_old.
- */
-export type CriticScorer = (sequences: number[][]) => Promise<ArrayLike<number>[]>;
+export type SequenceScorer = (sequences: number[][]) => Promise<ArrayLike<number>[]>;
 
 /** The lab GPT `params`' value head as a critic scorer. */
-export function gptCriticScorer(params: GptParams, config: GptConfig, temperature: number): CriticScorer {
+export function gptCriticScorer(params: GptParams, config: GptConfig, temperature: number): SequenceScorer {
   return async (sequences) =>
     (await scoreTokens(params, config, sequences, { temperature, values: true })).values!;
 }
@@ -40,7 +35,7 @@ export function gptReferenceScorer(
   params: GptParams,
   config: GptConfig,
   temperature: number,
-): ReferenceScorer {
+): SequenceScorer {
   return async (sequences) => (await scoreTokens(params, config, sequences, { temperature })).logprobs;
 }
 
@@ -52,22 +47,18 @@ export function gptReferenceScorer(
 export async function buildUpdateBatch(
   step: number,
   trajectories: Trajectory[],
-  critic: CriticScorer | null,
-  reference: ReferenceScorer | null,
+  critic: SequenceScorer | null,
+  reference: SequenceScorer | null,
   config: RlConfig,
   maxLen: number,
 ): Promise<{ update: RlUpdateBatch; metrics: Record<string, number> }> {
   const metrics: Record<string, number> = {};
   if (!critic && config.estimator === "gae") throw new Error("rl: gae needs a critic (a value head)");
   if (config.klCoef > 0 && !reference) throw new Error("rl: a KL term needs a reference scorer");
+  // The ids both scorers read: each episode's, cut to the context.
+  const ids = trajectories.map((trajectory) => trainingIds(trajectory, maxLen));
   // The critic's values of the kept episodes (GAE only), padded to the flattened length.
-  const oldValues =
-    config.estimator === "gae"
-      ? padToFlattened(
-          trajectories,
-          await critic!(trajectories.map((trajectory) => trainingIds(trajectory, maxLen))),
-        )
-      : undefined;
+  const oldValues = config.estimator === "gae" ? padToFlattened(trajectories, await critic!(ids)) : undefined;
   const advantageBatch = toAdvantageBatch(trajectories, { anchors: config.anchors, values: oldValues });
   const result = computeAdvantages(config.estimator, advantageBatch, advantageOptions(config));
   if (oldValues && result.returns) {
@@ -80,10 +71,7 @@ export async function buildUpdateBatch(
   Object.assign(metrics, advantageStats);
   const update: RlUpdateBatch = { step, trajectories, advantages: result.advantages };
   if (oldValues && result.returns) update.critic = { oldValues, returns: result.returns };
-  if (reference) {
-    const scored = await reference(trajectories.map((trajectory) => trainingIds(trajectory, maxLen)));
-    update.refLogprobs = padToFlattened(trajectories, scored);
-  }
+  if (reference) update.refLogprobs = padToFlattened(trajectories, await reference(ids));
   return { update, metrics };
 }
 

@@ -23,9 +23,10 @@ import { CHAT_FOLDER } from "../policy/hf/testing-chat-task.ts";
 import { maxAbsDiff } from "../policy/hf/testing-fixtures.ts";
 import { loadHfCheckpoint } from "../policy/hf/weights.ts";
 import { chatTools } from "../policy/openai/messages.ts";
-import { createRunDirectory, openRunDirectory } from "../store/index.ts";
-import { parseSftConfig, type SftConfig } from "./config.ts";
+import { createRunDirectory } from "../store/index.ts";
+import { parseSftConfig } from "./config.ts";
 import { SFT_ADAPTER } from "./model.ts";
+import { interruptAndResume } from "./testing.ts";
 import { trainSft } from "./train.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-hf-sft-"));
@@ -49,31 +50,6 @@ const config = (overrides: Record<string, unknown> = {}) =>
     lora: { rank: 4, alpha: 8, targets: ["q_proj", "v_proj", "gate_proj", "up_proj", "down_proj"] },
     ...overrides,
   });
-
-/** An SFT run aborted after step 3's checkpoint, then resumed to its end; returns its run directory. */
-async function interruptAndResume(root: string, id: string, config: SftConfig) {
-  const interrupted = createRunDirectory({ kind: "sft", root, id, config });
-  const controller = new AbortController();
-  await assert.rejects(
-    trainSft({
-      config,
-      runDir: interrupted.directory,
-      store: interrupted.store,
-      runId: id,
-      signal: controller.signal,
-      onProgress: (progress) => {
-        if (progress.step === 3) controller.abort();
-      },
-    }),
-    /aborted at step 3/,
-  );
-  interrupted.store.close();
-  const store = openRunDirectory(interrupted.directory);
-  const resumed = await trainSft({ config, runDir: interrupted.directory, store, runId: id });
-  store.close();
-  assert.equal(resumed.startStep, 3);
-  return { directory: interrupted.directory, modelDir: resumed.modelDir };
-}
 
 test("episodes become chat examples: the loss covers the assistant's rendered turns, not the prompt or tool results", async () => {
   const { trajectories, tools } = loadDataset(data);
@@ -137,7 +113,8 @@ test("train sft on hf: with LoRA lowers the held-out loss, writes loadable adapt
   }
 
   // Interrupted after step 3's checkpoint, then resumed: the same adapter as the straight run.
-  const interrupted = await interruptAndResume(root, "interrupted", config());
+  const interrupted = await interruptAndResume(root, "interrupted", config(), 3);
+  interrupted.store.close();
   const again = await readPeftAdapter(join(interrupted.directory, SFT_ADAPTER), base.config);
   for (const [path, tensor] of Object.entries(adapter.tensors)) {
     const other = again.tensors[path].data;
@@ -188,7 +165,8 @@ test("train sft on hf: with full fine-tuning (lora: false) writes a checkpoint f
   }
 
   // Interrupted after step 3's checkpoint, then resumed: the straight run's weights.
-  const resumed = await interruptAndResume(root, "full-interrupted", full());
+  const { resumed, store } = await interruptAndResume(root, "full-interrupted", full(), 3);
+  store.close();
   const a = loadHfCheckpoint(result.modelDir).tensors;
   const b = loadHfCheckpoint(resumed.modelDir).tensors;
   for (const [path, tensor] of Object.entries(a))

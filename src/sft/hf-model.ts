@@ -18,7 +18,7 @@ import { QUESTION_CLOSE, QUESTION_OPEN } from "../env/protocol.ts";
 import { crossEntropy } from "../policy/embedded/losses.ts";
 import type { HfEngineModel } from "../policy/hf/engine.ts";
 import { loadHfTextSide } from "../policy/hf/load.ts";
-import { isLoraCheckpoint } from "../policy/hf/lora-checkpoint.ts";
+import { isHfTrainerCheckpoint } from "../policy/hf/lora-checkpoint.ts";
 import { encodeChatEpisode } from "../policy/hf/sft-encode.ts";
 import { parseHfSpec } from "../policy/hf/spec.ts";
 import { openHfTuning } from "../policy/hf/tuning.ts";
@@ -55,7 +55,7 @@ export async function openHfSftModel(config: SftConfig, checkpointDir: string): 
   const trainer = tuning.trainer;
   let state: SftModel<ParamTree>["state"];
   let resumed: SftLoopState | null = null;
-  if (isLoraCheckpoint(checkpointDir)) {
+  if (isHfTrainerCheckpoint(checkpointDir)) {
     const loaded = await tuning.load(checkpointDir);
     state = loaded.state;
     resumed = loaded.trainer as SftLoopState;

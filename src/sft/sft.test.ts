@@ -17,10 +17,11 @@ import { initGpt } from "../policy/embedded/model.ts";
 import { createWordTokenizer } from "../policy/embedded/tokenizer.ts";
 import { resolvePolicy } from "../policy/resolve.ts";
 import { embeddedVocabulary, encodeEpisode } from "../pretrain/corpus.ts";
-import { createRunDirectory, openRunDirectory } from "../store/index.ts";
+import { createRunDirectory } from "../store/index.ts";
 import { checkAnswer } from "../world/index.ts";
 import { parseSftConfig } from "./config.ts";
 import { isHeldoutTask, loadSftData, sftBatchPlan } from "./data.ts";
+import { interruptAndResume } from "./testing.ts";
 import { trainSft } from "./train.ts";
 
 const root = mkdtempSync(join(tmpdir(), "agentrl-sft-"));
@@ -189,27 +190,9 @@ test("SFT smoke: loss falls, held-out loss reported, the model loads as a policy
   await policy.close?.();
 
   // Interrupted at step 5 (the signal saves a checkpoint), then resumed: same losses as straight.
-  const interrupted = createRunDirectory({ kind: "sft", root, id: "interrupted", config });
-  const controller = new AbortController();
-  await assert.rejects(
-    trainSft({
-      config,
-      runDir: interrupted.directory,
-      store: interrupted.store,
-      runId: interrupted.run.id,
-      signal: controller.signal,
-      onProgress: (p) => {
-        if (p.step === 5) controller.abort();
-      },
-    }),
-    /aborted at step 5/,
-  );
-  interrupted.store.close();
-  const store = openRunDirectory(interrupted.directory);
-  const resumed = await trainSft({ config, runDir: interrupted.directory, store, runId: interrupted.run.id });
-  assert.equal(resumed.startStep, 5);
+  const { resumed, store } = await interruptAndResume(root, "interrupted", config, 5);
   assert.equal(resumed.initialHeldoutLoss, result.initialHeldoutLoss, "carried over in the checkpoint");
-  const resumedLosses = store.metrics(interrupted.run.id, "loss/train").map((m) => m.value);
+  const resumedLosses = store.metrics("interrupted", "loss/train").map((m) => m.value);
   store.close();
   assert.equal(resumedLosses.length, 12);
   for (const [i, loss] of resumedLosses.entries()) {

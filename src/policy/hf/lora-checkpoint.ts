@@ -106,7 +106,7 @@ export async function saveLoraCheckpoint(
 }
 
 /** True when `dir` holds a complete checkpoint, LoRA or full (its trainer state was written). */
-export function isLoraCheckpoint(dir: string): boolean {
+export function isHfTrainerCheckpoint(dir: string): boolean {
   return existsSync(join(dir, LORA_TRAINER_DIR, "checkpoint.json"));
 }
 
