@@ -235,7 +235,8 @@ export function registerRl(train: Command): void {
       return;
     }
     console.log(`trained model written to ${result.modelDir} (run ${directory})`);
-    if (isHfBase(config.base))
+    // Fully fine-tuned (`lora: false`), the model folder is all there is: no adapter was written.
+    if (isHfBase(config.base) && config.lora !== false)
       console.log(`LoRA adapter (PEFT) in ${join(directory, RL_ADAPTER)}; the model above has it merged`);
     console.log(
       `${result.steps} steps (from ${result.startStep}), ${result.episodes} episodes, ${(result.seconds / 60).toFixed(1)} min`,

@@ -114,7 +114,8 @@ export function registerSft(train: Command): void {
     console.log(
       `loss: train ${loss(result.finalLoss)}; held-out ${loss(result.initialHeldoutLoss)} → ${loss(result.finalHeldoutLoss)} (${result.data.heldoutEpisodes} episodes of ${result.data.heldoutTasks} unseen tasks)`,
     );
-    if (isHfBase(config.base))
+    // Fully fine-tuned (`lora: false`), the model folder is all there is: no adapter was written.
+    if (isHfBase(config.base) && config.lora !== false)
       console.log(`LoRA adapter (PEFT) in ${join(directory, SFT_ADAPTER)}; the model above has it merged`);
     console.log(`peak memory (resident set) ${Math.round(result.peakRssMb)} MB`);
   });
