@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { runStages, type StageSpec, stageKey } from "./stages.ts";
+import { completedStageResult, runStages, type StageSpec, stageKey } from "./stages.ts";
 
 /** A three-stage plan (a → b, c alone) that counts how often each stage's work ran. */
 function plan(
@@ -148,4 +148,38 @@ test("with parallel 2, independent stages run side by side with a core each; dep
     !log.includes("start join") && !log.includes("start after-fast"),
     "nothing starts after a failure",
   );
+});
+
+test("a moved pipeline folder keeps its cache, and stored paths follow it (relative and absolute roots)", async (t) => {
+  const parent = mkdtempSync(join(tmpdir(), "agentrl-stages-move-"));
+  t.after(() => rmSync(parent, { recursive: true, force: true }));
+  let runs = 0;
+  const stages: StageSpec[] = [
+    {
+      name: "model",
+      after: [],
+      config: 1,
+      cost: 1,
+      run: async (context) => {
+        runs++;
+        writeFileSync(join(context.dir, "weights"), "w");
+        return { modelDir: context.dir, files: [join(context.dir, "weights")], note: "<root> is not a path" };
+      },
+    },
+  ];
+  const cwd = process.cwd();
+  process.chdir(parent);
+  t.after(() => process.chdir(cwd));
+  // a relative root, as `--out runs/x` gives
+  await runStages(stages, { root: "runs/first/" });
+  const stored = JSON.parse(readFileSync(join(parent, "runs/first/stages/model/stage.json"), "utf8"));
+  assert.equal(stored.result.modelDir, join("<root>", "stages", "model"));
+  renameSync(join(parent, "runs/first"), join(parent, "moved"));
+  const moved = await runStages(stages, { root: join(parent, "moved") });
+  assert.equal(runs, 1, "the moved folder's stage is cached");
+  const result = moved.results.model as { modelDir: string; files: string[]; note: string };
+  assert.equal(result.modelDir, join(parent, "moved", "stages", "model"));
+  assert.equal(readFileSync(result.files[0], "utf8"), "w");
+  assert.equal(result.note, "<root> is not a path");
+  assert.deepEqual(completedStageResult(join(parent, "moved"), "model"), result);
 });

@@ -11,12 +11,16 @@
  *     the step in flight;
  *   - any other key (the config changed) → the folder is deleted and the stage runs from scratch.
  *
+ * Paths under the root in a stored result are written relative to it (`<root>/stages/…`) and read
+ * back under the root the pipeline runs with, so a folder moved, or run from another working
+ * directory, keeps its cache and its report.
+ *
  * Progress: the plan's total cost is the sum of the costs of the stages that will run; each stage
  * reports its own fraction done, so one bar with one ETA covers the whole pipeline.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, normalize, sep } from "node:path";
 
 export interface StageContext {
   /** The stage's own folder (created). */
@@ -96,27 +100,48 @@ export function stageKey(name: string, config: unknown, dependencyKeys: readonly
     .slice(0, 16);
 }
 
-function readStageFile(dir: string): StageFile | null {
-  const path = join(dir, "stage.json");
+/** How a stored result spells the pipeline's root. */
+const ROOT_MARK = "<root>";
+
+/** `value` with every string naming `from` or a path under it rewritten to start with `to` instead. */
+function withRoot(value: unknown, from: string, to: string): unknown {
+  if (typeof value === "string") {
+    if (value === from) return to;
+    return value.startsWith(from + sep) ? to + value.slice(from.length) : value;
+  }
+  if (Array.isArray(value)) return value.map((item) => withRoot(item, from, to));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withRoot(v, from, to)]));
+  return value;
+}
+
+/** The root as the stages' paths spell it (`join` normalises them). */
+const rootPrefix = (root: string) => normalize(root).replace(/[\\/]+$/, "") || ".";
+
+function readStageFile(root: string, name: string): StageFile | null {
+  const path = join(stageDir(root, name), "stage.json");
   if (!existsSync(path)) return null;
+  let file: StageFile;
   try {
-    return JSON.parse(readFileSync(path, "utf8")) as StageFile;
+    file = JSON.parse(readFileSync(path, "utf8")) as StageFile;
   } catch {
     return null; // a torn write: treated as a stage that never finished
   }
+  return { ...file, result: withRoot(file.result, ROOT_MARK, rootPrefix(root)) };
 }
 
 /** The stored result of a completed stage of the pipeline under `root`, or null. */
 export function completedStageResult<T>(root: string, name: string): T | null {
-  const file = readStageFile(stageDir(root, name));
+  const file = readStageFile(root, name);
   return file?.status === "completed" ? (file.result as T) : null;
 }
 
 const stageDir = (root: string, name: string) => join(root, "stages", name);
 
-function writeStageFile(dir: string, file: StageFile): void {
-  const path = join(dir, "stage.json");
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(file, null, 2)}\n`);
+function writeStageFile(root: string, file: StageFile): void {
+  const path = join(stageDir(root, file.name), "stage.json");
+  const stored = { ...file, result: withRoot(file.result, rootPrefix(root), ROOT_MARK) };
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(stored, null, 2)}\n`);
   renameSync(`${path}.tmp`, path); // atomic: a crash leaves the old file or the new one, never half of one
 }
 
@@ -147,7 +172,7 @@ export async function runStages(
     );
   }
   const dirOf = (name: string) => stageDir(options.root, name);
-  const stored = new Map(stages.map((stage) => [stage.name, readStageFile(dirOf(stage.name))]));
+  const stored = new Map(stages.map((stage) => [stage.name, readStageFile(options.root, stage.name)]));
   const isCached = (name: string) => {
     const file = stored.get(name);
     return file?.status === "completed" && file.key === keys.get(name);
@@ -177,7 +202,7 @@ export async function runStages(
     if (existing && existing.key !== key) rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const startedAt = new Date().toISOString();
-    writeStageFile(dir, { name: stage.name, key, status: "running", startedAt });
+    writeStageFile(options.root, { name: stage.name, key, status: "running", startedAt });
     options.onStage?.({ name: stage.name, key, cached: false, seconds: 0, event: "start" });
     const started = performance.now();
     const context: StageContext = {
@@ -194,7 +219,7 @@ export async function runStages(
       ? options.execute(stage, context, results)
       : stage.run(context, results));
     const seconds = (performance.now() - started) / 1000;
-    writeStageFile(dir, {
+    writeStageFile(options.root, {
       name: stage.name,
       key,
       status: "completed",
