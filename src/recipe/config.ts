@@ -9,8 +9,8 @@
  *            `--seeds 2`, to cover the seeds' stages).
  *   default  what `npm start` runs: every trained arm at 3 training seeds, within the 8-minute
  *            budget on 2 cores: credit runs of 576 rollouts each (24 steps of 4 × 6) tested on
- *            192 chains × 6; main-line RL at 12 steps tested on
- *            48 + 6 tasks × 16; SFT at 12 steps and noise RL at 4 to pay for them. Whether each
+ *            160 chains × 6; main-line RL at 12 steps tested on 44 + 6 tasks × 16; noise RL at
+ *            4 steps tested on 48 tasks × 12 at each rate; SFT at 12 steps. Whether each
  *            RL arm learned is in the report (`arms[]`); at these sizes some do not (docs/recipe.md).
  *   full     the same experiments with larger evaluations and longer training.
  * Measured durations have one home, docs/recipe.md.
@@ -146,6 +146,11 @@ const CreditSchema = z
     /** Passes of PPO over each step's rollouts (each pass one optimizer step). */
     ppoEpochs: count,
     /**
+     * Drop the groups without signal (DAPO's dynamic sampling) before the update; false keeps them
+     * in the batch, where their zero advantages still count in the token-mean loss.
+     */
+    dynamicSampling: z.boolean(),
+    /**
      * Rollouts a step may add to refill the groups dynamic sampling dropped for having no signal
      * (DAPO); 0: train on the groups that kept signal.
      */
@@ -191,6 +196,8 @@ const NoiseSchema = z
     rates: z.array(rate).min(2),
     /** Failure rate during the experiment's RL runs. */
     trainRate: rate,
+    /** Task families of both RL runs (the evaluation draws from every family but the withheld template). */
+    families: z.array(family).min(1),
     estimator,
     /** Naive and noise-aware reward presets (the same terms; only the treatment of injected failures differs). */
     naiveReward: rewardPreset,
@@ -309,17 +316,17 @@ const DEFAULT: RecipeConfig = {
     family: "chain",
     estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
     reward: "turn-credit",
-    // 24 steps of 4 × 6 (576 rollouts; was 12 steps, 8 of 6 × 6 before that): the headroom the
-    // 5.1-min default left under the 8-minute budget spent on the credit runs, the arms that
-    // responded to it: 9 of the 12 arm-seeds learned at 24 steps and at 20 (mean end − start
-    // +0.063 against +0.051), 4 at 12; lr 1e-4, 16 × 3 and 9 × 4 × 8 left fewer, and longer or
-    // larger-group main-line and noise runs learned no more (docs/recipe.md's tuning log)
-    steps: 20,
+    // 24 steps of 4 × 6 (576 rollouts; 20 in the third round, 12 before that): the arms that
+    // respond to more training. On the same 160 test chains 10 of the 12 arm-seeds learned at 24
+    // steps (GRPO at 3 of 3 seeds), 9 at 20 (GRPO at 1); lr 1e-4, 16 × 3, 9 × 4 × 8 and keeping the
+    // groups without signal in the batch left fewer (docs/recipe.md's tuning log)
+    steps: 24,
     tasksPerStep: 4,
     groupSize: 6,
     temperature: 0.6,
     learningRate: 5e-5,
     ppoEpochs: 1,
+    dynamicSampling: true,
     // no refills: with up to 24 a step (DAPO's refill of the groups dropped for no signal) GRPO
     // learned at 3 of 3 seeds instead of 1 of 3, but the whole recipe took about 11.7 min instead
     // of 8 (every estimator refills: chain groups of 6 often agree); docs/recipe.md, run E3
@@ -341,6 +348,7 @@ const DEFAULT: RecipeConfig = {
     // 0 and 0.3 (0.1 too until issue 38's third round: a point of the curve no claim reads)
     rates: [0, 0.3],
     trainRate: 0.3,
+    families: ["bridge", "arithmetic", "chain"],
     estimator: "mt-grpo",
     naiveReward: "turn-credit",
     awareReward: "turn-credit-noise-aware",
@@ -350,11 +358,13 @@ const DEFAULT: RecipeConfig = {
     steps: 4,
     tasksPerStep: 6,
     groupSize: 4,
-    // 64 × 3 at each seed (was 40 × 4 at one, then 32 × 3), and 4 steps (8 at one seed, then 6):
-    // three seeds in the budget; noise-aware − naive was +0.003 at 6 steps and −0.000 at 4; none of
-    // the training levers tried made these arms learn at more seeds (docs/recipe.md)
+    // 48 tasks × 12 samples at each rate (× 3 until issue 38's fourth round: whether an arm
+    // learned was decided on intervals as wide as its gain; at 12 the same runs learned at 4 of 6
+    // arm-seeds instead of 2), and 4 steps (8 at one seed, then 6): none of the training levers
+    // tried (steps, tasks per step, temperature, learning rate, all five families) made these arms
+    // learn at more seeds (docs/recipe.md)
     evalTasks: 48,
-    evalN: 3,
+    evalN: 12,
   },
   orchestra: {
     enabled: false,

@@ -114,7 +114,7 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
     blocks: [
       {
         type: "paragraph",
-        text: `Two RL runs from the strong base (${noise.estimator}, ${noise.steps} steps of ${noise.tasksPerStep}×${noise.groupSize} at lr ${noise.learningRate}, bridge/arithmetic/chain tasks) under ${noise.trainRate} tool noise: the naive reward (${noise.naiveReward}) punishes a turn whose tool failed; the noise-aware one (${noise.awareReward}) does not score the tool's outcome of an injected failure, only what the policy does next. Each model is evaluated on ${noise.evalTasks} test tasks × ${noise.evalN} samples at noise ${noise.rates.join(" / ")}.`,
+        text: `Two RL runs from the strong base (${noise.estimator}, ${noise.steps} steps of ${noise.tasksPerStep}×${noise.groupSize} at lr ${noise.learningRate}, ${noise.families.join("/")} tasks) under ${noise.trainRate} tool noise: the naive reward (${noise.naiveReward}) punishes a turn whose tool failed; the noise-aware one (${noise.awareReward}) does not score the tool's outcome of an injected failure, only what the policy does next. Each model is evaluated on ${noise.evalTasks} test tasks × ${noise.evalN} samples at noise ${noise.rates.join(" / ")}.`,
       },
       { type: "svg", svg: accuracy, caption: figureCaption(config, "pass@1 by evaluation noise rate.") },
       {

@@ -49,6 +49,7 @@ export function creditRunStages(plan: SeedPlan): StageSpec[] {
               overrides: {
                 temperature: credit.temperature,
                 ppoEpochs: credit.ppoEpochs,
+                dynamicSampling: credit.dynamicSampling,
                 maxExtraRollouts: credit.maxExtraRollouts,
                 evalTemperature: credit.temperature,
                 evalTopP: config.eval.topP,

@@ -29,7 +29,7 @@ export function noiseRunStages(plan: SeedPlan): StageSpec[] {
           base: config.bases.strong,
           seed: mixSeeds(config.seed, 0x40),
           steps: noise.steps,
-          families: ["bridge", "arithmetic", "chain"],
+          families: noise.families,
           tasksPerStep: noise.tasksPerStep,
           groupSize: noise.groupSize,
           noise: noise.trainRate,
