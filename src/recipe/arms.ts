@@ -25,6 +25,7 @@ import {
   creditStageName,
   MAIN_STARTS,
   noiseEvalStageName,
+  noiseJudgedRate,
   noiseRlStageName,
   replicaStage,
 } from "./pipeline.ts";
@@ -37,7 +38,7 @@ export interface Arm {
   stage: string;
   /** The training seed. */
   seed: number;
-  /** Task family it was trained on ("all" for the mixed main-line and noise runs). */
+  /** Task family it was trained on ("all" for the mixed main-line runs, families joined by "+" otherwise). */
   family: string;
   estimator: string;
   /** The evaluations read: the start checkpoint's and the end checkpoint's, on the same tasks. */
@@ -131,20 +132,14 @@ export function armSpecs(config: RecipeConfig, at: StageAt): ArmSpec[] {
     startCounts: pooled(counts(creditEvalStageName("base"))),
     endCounts: counts(creditEvalStageName(estimator)),
   }));
-  // the noise runs are judged at the noise they were trained under (the highest evaluated rate
-  // when that one is not among the evaluation's rates)
-  const rate = String(
-    config.noise.rates.includes(config.noise.trainRate)
-      ? config.noise.trainRate
-      : Math.max(...config.noise.rates),
-  );
+  const rate = String(noiseJudgedRate(config.noise));
   const noiseCounts = (model: string) => (r: number) =>
     at<Record<string, EvalStageResult>>(noiseEvalStageName(model), r).result[rate].counts;
   const noiseNamed = (model: string) => (r: number) =>
     `${at(noiseEvalStageName(model), r).name} (noise ${rate})`;
   const noise: ArmSpec[] = (["naive", "aware"] as const).map((variant) => ({
     run: noiseRlStageName(variant),
-    family: "all",
+    family: config.noise.families.join("+"),
     estimator: config.noise.estimator,
     startStage: () => `${noiseEvalStageName("base")} (noise ${rate}, every seed's samples)`,
     endStage: noiseNamed(variant),

@@ -8,9 +8,9 @@
  *            (the report says so where it is the case); what the test suite runs (at
  *            `--seeds 2`, to cover the seeds' stages).
  *   default  what `npm start` runs: every trained arm at 3 training seeds, within the 8-minute
- *            budget on 2 cores: credit runs of 576 rollouts each (24 steps of 4 × 6) tested on
+ *            budget on 2 cores: credit runs of 480 rollouts each (20 steps of 4 × 6) tested on
  *            160 chains × 6; main-line RL at 12 steps tested on 44 + 6 tasks × 16; noise RL at
- *            4 steps tested on 48 tasks × 12 at each rate; SFT at 12 steps. Whether each
+ *            4 steps tested on 48 tasks × 12 at its training noise; SFT at 12 steps. Whether each
  *            RL arm learned is in the report (`arms[]`); at these sizes some do not (docs/recipe.md).
  *   full     the same experiments with larger evaluations and longer training.
  * Measured durations have one home, docs/recipe.md.
@@ -212,7 +212,13 @@ const NoiseSchema = z
     tasksPerStep: count,
     groupSize: z.number().int().min(2),
     evalTasks: count,
+    /** Samples per task at the rate the runs are judged at (`trainRate`; the highest rate when it is not evaluated). */
     evalN: z.number().int().min(1),
+    /**
+     * Samples per task at the other rates: points of the pass@1-by-noise curve, where only
+     * noise-costs-accuracy (the base at the lowest rate) is decided.
+     */
+    curveN: z.number().int().min(1),
   })
   .strict();
 
@@ -316,11 +322,11 @@ const DEFAULT: RecipeConfig = {
     family: "chain",
     estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
     reward: "turn-credit",
-    // 24 steps of 4 × 6 (576 rollouts; 20 in the third round, 12 before that): the arms that
-    // respond to more training. On the same 160 test chains 10 of the 12 arm-seeds learned at 24
-    // steps (GRPO at 3 of 3 seeds), 9 at 20 (GRPO at 1); lr 1e-4, 16 × 3, 9 × 4 × 8 and keeping the
-    // groups without signal in the batch left fewer (docs/recipe.md's tuning log)
-    steps: 24,
+    // 20 steps of 4 × 6 (480 rollouts; 24 in the second round, 12 before that): on the same 160
+    // test chains 10 of the 12 arm-seeds learned at 24 steps (GRPO at 3 of 3 seeds), 9 at 20 (GRPO
+    // at 1), but 24 steps took the recipe to 8.7 min, over the budget; lr 1e-4, 16 × 3, 9 × 4 × 8
+    // and keeping the groups without signal in the batch left fewer (docs/recipe.md's tuning log)
+    steps: 20,
     tasksPerStep: 4,
     groupSize: 6,
     temperature: 0.6,
@@ -358,13 +364,14 @@ const DEFAULT: RecipeConfig = {
     steps: 4,
     tasksPerStep: 6,
     groupSize: 4,
-    // 48 tasks × 12 samples at each rate (× 3 until issue 38's fourth round: whether an arm
-    // learned was decided on intervals as wide as its gain; at 12 the same runs learned at 4 of 6
-    // arm-seeds instead of 2), and 4 steps (8 at one seed, then 6): none of the training levers
+    // 48 tasks × 12 samples at the training noise (× 3 until issue 38's fourth round: whether an
+    // arm learned was decided on intervals as wide as its gain; at 12 the same runs learned at 4 of
+    // 6 arm-seeds instead of 2), × 3 at noise 0 (what the curve's other point costs), and 4 steps (8 at one seed, then 6): none of the training levers
     // tried (steps, tasks per step, temperature, learning rate, all five families) made these arms
     // learn at more seeds (docs/recipe.md)
     evalTasks: 48,
     evalN: 12,
+    curveN: 3,
   },
   orchestra: {
     enabled: false,
@@ -414,6 +421,7 @@ const QUICK: RecipeConfig = {
     groupSize: 4,
     evalTasks: 6,
     evalN: 1,
+    curveN: 1,
   },
   examples: 2,
 };
@@ -447,6 +455,7 @@ const FULL: RecipeConfig = {
     groupSize: 6,
     evalTasks: 64,
     evalN: 8,
+    curveN: 8,
   },
   orchestra: { ...DEFAULT.orchestra, enabled: true },
   examples: 4,

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
 import { parseRecipeConfig, type RecipeConfig } from "./config.ts";
-import { recipeStages } from "./pipeline.ts";
+import { noiseEvalN, noiseJudgedRate, recipeStages } from "./pipeline.ts";
 import { stageKey } from "./stages.ts";
 
 const SNAPSHOT = new URL("./pipeline.snapshot.json", import.meta.url);
@@ -55,4 +55,20 @@ test("the recipe's plan (names, order, after, cache keys, costs) equals its snap
   const expected = JSON.parse(readFileSync(SNAPSHOT, "utf8")) as Record<string, string[]>;
   for (const name of Object.keys(CONFIGS)) assert.deepEqual(actual[name], expected[name], name);
   assert.deepEqual(Object.keys(expected), Object.keys(CONFIGS));
+});
+
+test("the noise runs are judged at their training noise with evalN samples a task; the curve's other rates get curveN", () => {
+  const noise = { ...CONFIGS.default.noise, rates: [0, 0.1, 0.3], trainRate: 0.3, evalN: 12, curveN: 3 };
+  assert.equal(noiseJudgedRate(noise), 0.3);
+  assert.deepEqual(
+    noise.rates.map((rate) => noiseEvalN(noise, rate)),
+    [3, 3, 12],
+  );
+  // trained under a rate the evaluation leaves out: judged at the highest evaluated one
+  const untested = { ...noise, trainRate: 0.2 };
+  assert.equal(noiseJudgedRate(untested), 0.3);
+  assert.deepEqual(
+    untested.rates.map((rate) => noiseEvalN(untested, rate)),
+    [3, 3, 12],
+  );
 });

@@ -1,7 +1,7 @@
 import type { Section } from "../../report/html.ts";
 import { barChart, lineChart } from "../../report/plots.ts";
 import { formatDifference, positiveStatus, seedPairedDifference, type Verdict } from "../analysis.ts";
-import { noiseEvalStageName, noiseRlStageName } from "../pipeline.ts";
+import { noiseEvalN, noiseEvalStageName, noiseJudgedRate, noiseRlStageName } from "../pipeline.ts";
 import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
 import {
   curveAt,
@@ -37,6 +37,9 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
   const at = (model: string, rate: number) => table.find((row) => row.model === model && row.rate === rate)!;
   const high = Math.max(...noise.rates);
   const low = Math.min(...noise.rates);
+  // where the runs are judged: whether each learned (arms.ts) and aware against naive
+  const judged = noiseJudgedRate(noise);
+  const samples = noise.rates.map((rate) => `${noiseEvalN(noise, rate)} at ${rate}`).join(", ");
   const countsAt = (model: string, rate: number) =>
     replicas<Record<string, EvalStageResult>>(noiseEvalStageName(model)).map(
       (byRate) => byRate[String(rate)].counts,
@@ -50,7 +53,7 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
     const left = countsAt(a, rateA);
     return countsAt(b, rateB).map((counts, r) => ({ a: left[r], b: counts }));
   };
-  const awareVsNaive = seedPairedDifference(seedPairs("naive", high, "aware", high), { seed });
+  const awareVsNaive = seedPairedDifference(seedPairs("naive", judged, "aware", judged), { seed });
   // the base is not trained: its seeds are the evaluation's sampling and noise draws
   const baseDrop = seedPairedDifference(seedPairs("base", high, "base", low), { seed });
   const runs = (["naive", "aware"] as const).flatMap((variant) =>
@@ -68,19 +71,19 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
       seeds: baseDrop?.seeds ?? [],
       cause: measuredCause(baseDrop, context.margin),
       evidence: formatDifference(baseDrop, `pass@1 at ${low} − at ${high}`),
-      explanation: `The strong base's pass@1 on the same ${noise.evalTasks} tasks × ${noise.evalN} samples: ${noise.rates.map((rate) => `${fixed(at("base", rate).passAt1)} at noise ${rate}`).join(", ")}; it retries ${fixed(at("base", high).retry)} of its failed calls, so most injected failures are recovered before they cost the answer.`,
+      explanation: `The strong base's pass@1 on the same ${noise.evalTasks} tasks (samples per task: ${samples}): ${noise.rates.map((rate) => `${fixed(at("base", rate).passAt1)} at noise ${rate}`).join(", ")}; it retries ${fixed(at("base", high).retry)} of its failed calls, so most injected failures are recovered before they cost the answer.`,
       exampleStage: noiseRlStageName("naive"),
     },
     {
       id: "noise-aware-beats-naive",
       experiment: "noise",
-      claim: `noise-aware turn rewards beat naive ones under noise ${high}`,
+      claim: `noise-aware turn rewards beat naive ones under noise ${judged}`,
       status: positiveStatus(awareVsNaive, context.margin),
       difference: awareVsNaive,
       seeds: awareVsNaive?.seeds ?? [],
       cause: measuredCause(awareVsNaive, context.margin, runs),
-      evidence: `${formatDifference(awareVsNaive, "pass@1 aware − naive")}; retries after a tool error: aware ${fixed(at("aware", high).retry)}, naive ${fixed(at("naive", high).retry)}, base ${fixed(at("base", high).retry)}`,
-      explanation: `pass@1 by evaluation noise, naive: ${noise.rates.map((rate) => fixed(at("naive", rate).passAt1)).join(" / ")}, noise-aware: ${noise.rates.map((rate) => fixed(at("aware", rate).passAt1)).join(" / ")}, base: ${noise.rates.map((rate) => fixed(at("base", rate).passAt1)).join(" / ")} (at ${noise.rates.join(" / ")}). The noise-aware run is ${noise.rates.every((rate) => (at("aware", rate).passAt1 ?? 0) < (at("naive", rate).passAt1 ?? 0)) ? `lower at every rate, without noise too: the difference is in what its ${noise.steps} RL steps did to the model overall, not in how it handles failures` : "no better under noise"}; tool calls per episode at ${high}: aware ${fixed(at("aware", high).toolCalls, 2)}, naive ${fixed(at("naive", high).toolCalls, 2)}.`,
+      evidence: `${formatDifference(awareVsNaive, "pass@1 aware − naive")}; retries after a tool error: aware ${fixed(at("aware", judged).retry)}, naive ${fixed(at("naive", judged).retry)}, base ${fixed(at("base", judged).retry)}`,
+      explanation: `pass@1 by evaluation noise, naive: ${noise.rates.map((rate) => fixed(at("naive", rate).passAt1)).join(" / ")}, noise-aware: ${noise.rates.map((rate) => fixed(at("aware", rate).passAt1)).join(" / ")}, base: ${noise.rates.map((rate) => fixed(at("base", rate).passAt1)).join(" / ")} (at ${noise.rates.join(" / ")}). The noise-aware run is ${noise.rates.every((rate) => (at("aware", rate).passAt1 ?? 0) < (at("naive", rate).passAt1 ?? 0)) ? `lower at every rate, without noise too: the difference is in what its ${noise.steps} RL steps did to the model overall, not in how it handles failures` : "no better under noise"}; tool calls per episode at ${judged}: aware ${fixed(at("aware", judged).toolCalls, 2)}, naive ${fixed(at("naive", judged).toolCalls, 2)}.`,
       exampleStage: noiseRlStageName("aware"),
     },
   ];
@@ -114,7 +117,7 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
     blocks: [
       {
         type: "paragraph",
-        text: `Two RL runs from the strong base (${noise.estimator}, ${noise.steps} steps of ${noise.tasksPerStep}×${noise.groupSize} at lr ${noise.learningRate}, ${noise.families.join("/")} tasks) under ${noise.trainRate} tool noise: the naive reward (${noise.naiveReward}) punishes a turn whose tool failed; the noise-aware one (${noise.awareReward}) does not score the tool's outcome of an injected failure, only what the policy does next. Each model is evaluated on ${noise.evalTasks} test tasks × ${noise.evalN} samples at noise ${noise.rates.join(" / ")}.`,
+        text: `Two RL runs from the strong base (${noise.estimator}, ${noise.steps} steps of ${noise.tasksPerStep}×${noise.groupSize} at lr ${noise.learningRate}, ${noise.families.join("/")} tasks) under ${noise.trainRate} tool noise: the naive reward (${noise.naiveReward}) punishes a turn whose tool failed; the noise-aware one (${noise.awareReward}) does not score the tool's outcome of an injected failure, only what the policy does next. Each model is evaluated on ${noise.evalTasks} test tasks at noise ${noise.rates.join(" / ")} (samples per task: ${samples}).`,
       },
       { type: "svg", svg: accuracy, caption: figureCaption(config, "pass@1 by evaluation noise rate.") },
       {

@@ -6,7 +6,7 @@ import { type EvalStageResult, evalStage, rlStage } from "../stage-runs.ts";
 import type { StageResults, StageSpec } from "../stages.ts";
 import { STAGE_SECONDS } from "./costs.ts";
 import { evalOptions, modelOf, type SeedPlan } from "./plan.ts";
-import { noiseEvalStageName, noiseEvalTasks, noiseRlStageName } from "./vocabulary.ts";
+import { noiseEvalN, noiseEvalStageName, noiseEvalTasks, noiseRlStageName } from "./vocabulary.ts";
 
 /** RL under heavy tool noise with the naive and the noise-aware turn reward. */
 export function noiseRunStages(plan: SeedPlan): StageSpec[] {
@@ -67,11 +67,15 @@ export function noiseEvalStages(plan: SeedPlan): StageSpec[] {
         rates: noise.rates,
         evalTasks: noise.evalTasks,
         n: noise.evalN,
+        curveN: noise.curveN,
         eval: config.eval,
         seed: config.seed,
         base: after.length === 0 ? config.bases.strong : null,
       },
-      cost: STAGE_SECONDS.noiseEval(noise.rates.length, noiseTasks.length * noise.evalN * noise.rates.length),
+      cost: STAGE_SECONDS.noiseEval(
+        noise.rates.length,
+        noise.rates.reduce((episodes, rate) => episodes + noiseTasks.length * noiseEvalN(noise, rate), 0),
+      ),
       async run(context, results) {
         const byRate: Record<string, EvalStageResult> = {};
         for (const [i, rate] of noise.rates.entries()) {
@@ -86,7 +90,7 @@ export function noiseEvalStages(plan: SeedPlan): StageSpec[] {
               tasks: noiseTasks,
               taskSet: "recipe-noise",
               ...evalOptions(config),
-              n: noise.evalN,
+              n: noiseEvalN(noise, rate),
               noise: rate,
             },
           );

@@ -33,6 +33,19 @@ export function recipeEvalTasks(config: RecipeConfig): Task[] {
 }
 
 /** Test tasks of the noise experiment (all families, withheld template left out). */
+/**
+ * The noise the noise runs are judged at (whether each learned, noise-aware against naive): the one
+ * they trained under, or the highest evaluated rate when that one is not among the rates.
+ */
+export function noiseJudgedRate(noise: RecipeConfig["noise"]): number {
+  return noise.rates.includes(noise.trainRate) ? noise.trainRate : Math.max(...noise.rates);
+}
+
+/** Samples per task of the noise evaluation at `rate`. */
+export function noiseEvalN(noise: RecipeConfig["noise"], rate: number): number {
+  return rate === noiseJudgedRate(noise) ? noise.evalN : noise.curveN;
+}
+
 export function noiseEvalTasks(config: RecipeConfig): Task[] {
   return datasetTasks({
     count: config.noise.evalTasks,
