@@ -32,7 +32,6 @@ export function recipeEvalTasks(config: RecipeConfig): Task[] {
   );
 }
 
-/** Test tasks of the noise experiment (all families, withheld template left out). */
 /**
  * The noise the noise runs are judged at (whether each learned, noise-aware against naive): the one
  * they trained under, or the highest evaluated rate when that one is not among the rates.
@@ -46,6 +45,7 @@ export function noiseEvalN(noise: RecipeConfig["noise"], rate: number): number {
   return rate === noiseJudgedRate(noise) ? noise.evalN : noise.curveN;
 }
 
+/** Test tasks of the noise experiment (all families, withheld template left out). */
 export function noiseEvalTasks(config: RecipeConfig): Task[] {
   return datasetTasks({
     count: config.noise.evalTasks,
