@@ -340,9 +340,9 @@ const DEFAULT: RecipeConfig = {
     evalEvery: 10,
     evalTasks: 4,
     evalSamples: 2,
-    // 192 chain tasks × 6 at each of the seeds (120 × 12 at one, then 36 × 6, then 96 × 6): whether
-    // each credit arm learned is decided on these; at 36 tasks GiGPO and MT-PPO − GRPO stayed
-    // inconclusive at both top-level seeds tried. testN stays >= groupSize:
+    // 160 chain tasks × 6 at each of the seeds (120 × 12 at one, then 36 × 6, 96 × 6, 192 × 6):
+    // whether each credit arm learned is decided on these; at 36 tasks GiGPO and MT-PPO − GRPO
+    // stayed inconclusive at both top-level seeds tried. testN stays >= groupSize:
     // long-chains-less-signal reads the base's groups of that size from these evaluations.
     testTasks: 160,
     testN: 6,
@@ -366,9 +366,9 @@ const DEFAULT: RecipeConfig = {
     groupSize: 4,
     // 48 tasks × 12 samples at the training noise (× 3 until issue 38's fourth round: whether an
     // arm learned was decided on intervals as wide as its gain; at 12 the same runs learned at 4 of
-    // 6 arm-seeds instead of 2), × 3 at noise 0 (what the curve's other point costs), and 4 steps (8 at one seed, then 6): none of the training levers
-    // tried (steps, tasks per step, temperature, learning rate, all five families) made these arms
-    // learn at more seeds (docs/recipe.md)
+    // 6 arm-seeds instead of 2), × 3 at noise 0 (the curve's other point), and 4 steps (8 at one
+    // seed, then 6): none of the training levers tried (steps, tasks per step, temperature,
+    // learning rate, all five families) made these arms learn at more seeds (docs/recipe.md)
     evalTasks: 48,
     evalN: 12,
     curveN: 3,
