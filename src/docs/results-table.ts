@@ -7,7 +7,7 @@
  * a page and the report disagree.
  */
 import { type PairedDifference, statusLabel } from "../recipe/analysis.ts";
-import { learnedSummary } from "../recipe/arms-report.ts";
+import { learnedCell, learnedSummary } from "../recipe/arms-report.ts";
 import type { RecipeReport } from "../recipe/report.ts";
 
 export const RESULTS_REPORT = "docs/results/recipe-default.report.json";
@@ -82,7 +82,7 @@ export function armsTable(report: RecipeReport): string {
     (arm) =>
       `| ${arm.run} | ${arm.seed} | ${arm.family} | ${arm.estimator} | ${f(arm.start)} | ${f(arm.end)} | ${
         arm.difference ? formatEffect(arm.difference) : "–"
-      } | ${arm.learned ? "yes" : arm.startSolvedNone ? "no (start solves none)" : "**no**"} |`,
+      } | ${learnedCell(arm, "**no**")} |`,
   );
   return [
     "| arm | seed | family | estimator | start pass@1 | end pass@1 | end − start [95% CI], tasks | learned |",

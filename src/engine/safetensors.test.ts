@@ -116,6 +116,19 @@ test("F16 and BF16 tensors are widened to float32 exactly", () => {
   assert.throws(() => decodeSafetensors(halfFile("F8_E4M3", [0])), /unsupported dtype "F8_E4M3"/);
 });
 
+/** Checks `convert` on each [value, bits] case, and that NaN stays a NaN (all exponent bits, a mantissa bit). */
+function checkNarrowing(
+  convert: (value: number) => number,
+  cases: [number, number][],
+  masks: { exponent: number; mantissa: number },
+): void {
+  for (const [value, bits] of cases)
+    assert.equal(convert(value), bits, `${value}: ${convert(value).toString(16)}`);
+  const nan = convert(Number.NaN);
+  assert.equal(nan & masks.exponent, masks.exponent);
+  assert.notEqual(nan & masks.mantissa, 0, "NaN keeps a mantissa bit");
+}
+
 test("float32 narrows to BF16 bits, rounded to nearest with ties to even", () => {
   const cases: [number, number][] = [
     [1, 0x3f80],
@@ -130,11 +143,7 @@ test("float32 narrows to BF16 bits, rounded to nearest with ties to even", () =>
     [Number.NEGATIVE_INFINITY, 0xff80],
     [1e-40, 0x0001], // a float32 subnormal (0x000116c2)
   ];
-  for (const [value, bits] of cases)
-    assert.equal(floatToBf16Bits(value), bits, `${value}: ${floatToBf16Bits(value).toString(16)}`);
-  const nan = floatToBf16Bits(Number.NaN);
-  assert.equal(nan & 0x7f80, 0x7f80);
-  assert.notEqual(nan & 0x7f, 0, "NaN keeps a mantissa bit");
+  checkNarrowing(floatToBf16Bits, cases, { exponent: 0x7f80, mantissa: 0x7f });
 });
 
 test("float32 narrows to F16 bits, rounded to nearest with ties to even, subnormals and overflow included", () => {
@@ -161,11 +170,7 @@ test("float32 narrows to F16 bits, rounded to nearest with ties to even, subnorm
     [2 ** -26, 0x0000],
     [5 * 2 ** -24 + 2 ** -26, 0x0005],
   ];
-  for (const [value, bits] of cases)
-    assert.equal(floatToHalfBits(value), bits, `${value}: ${floatToHalfBits(value).toString(16)}`);
-  const nan = floatToHalfBits(Number.NaN);
-  assert.equal(nan & 0x7c00, 0x7c00);
-  assert.notEqual(nan & 0x3ff, 0, "NaN keeps a mantissa bit");
+  checkNarrowing(floatToHalfBits, cases, { exponent: 0x7c00, mantissa: 0x3ff });
 });
 
 test("float32 tensors written as BF16 or F16 read back exactly when representable; other dtypes are untouched", () => {

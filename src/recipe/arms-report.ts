@@ -41,10 +41,10 @@ export function learnedSummary(arms: readonly Arm[]): string {
     : `${learned} of the ${able.length} arm-seeds that could learn did; ${bounded.length} more (${runs}) start from a checkpoint that solved none of their test tasks in any sample, so no rollout group on them carries signal and they cannot learn by construction`;
 }
 
-/** The learned column: yes, NO, or why an arm could not. */
-export function learnedCell(arm: Arm): string {
+/** The learned column: yes, `no` as the page spells it, or why an arm could not. */
+export function learnedCell(arm: Arm, no = "NO"): string {
   if (arm.learned) return "yes";
-  return arm.startSolvedNone ? "no (start solves none)" : "NO";
+  return arm.startSolvedNone ? "no (start solves none)" : no;
 }
 
 export async function armsSection(arms: readonly Arm[]): Promise<Section> {

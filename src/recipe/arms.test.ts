@@ -99,7 +99,10 @@ test("the learned count sets apart arms whose start solves none of their tasks",
     ),
     arm("rl-weak", start0, start0),
   ];
-  assert.deepEqual(arms.map(learnedCell), ["yes", "NO", "no (start solves none)"]);
+  assert.deepEqual(
+    arms.map((a) => learnedCell(a)),
+    ["yes", "NO", "no (start solves none)"],
+  );
   assert.match(
     learnedSummary(arms),
     /^1 of the 2 arm-seeds that could learn did; 1 more \(rl-weak\) start from/,

@@ -4,7 +4,7 @@
  * choices, the valid values (estimators, reward presets, aggregation modes, families).
  */
 import { z } from "zod";
-import { HfSaveDTypeSchema, HfTuningSchema } from "../policy/hf/spec.ts";
+import { HfSaveDTypeSchema, HfTuningSchema, SAVE_DTYPE_NEEDS_HF } from "../policy/hf/spec.ts";
 import { REWARD_PRESETS, type RewardSpec, resolveRewardSpec } from "../reward/index.ts";
 import { NOISE_MODES, validateNoise } from "../tools/noise.ts";
 import { TASK_FAMILIES } from "../types/task.ts";
@@ -229,8 +229,7 @@ export const RlConfigSchema = z
       context.addIssue({
         code: "custom",
         path: ["saveDtype"],
-        message:
-          "is for an hf:<folder> base (the dtype of its final model folder); a lab checkpoint is saved in float32: leave saveDtype out",
+        message: SAVE_DTYPE_NEEDS_HF,
       });
     }
     if (config.taskIds && config.taskFile) {

@@ -375,22 +375,27 @@ async function checkGaeRun(directory: string, modelDir: string, batches: RlUpdat
   }
 }
 
-test("train rl on hf: gae with LoRA trains a value head beside the adapter, and GAE reads the values of the sampling params", async (t) => {
-  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-gae-"));
+/** Trains `config` (a gae run) in a fresh run directory, recording its update batches, and checks it with `checkGaeRun`. */
+async function trainGaeRun(t: TestContext, config: RlConfig, id: string) {
+  const root = mkdtempSync(join(tmpdir(), `agentrl-hf-rl-${id}-`));
   t.after(() => rmSync(root, { recursive: true, force: true }));
-  const config = hfConfig({ estimator: "gae" });
-  const { directory, store } = createRunDirectory({ kind: "rl", root, config, id: "gae" });
+  const { directory, store } = createRunDirectory({ kind: "rl", root, config, id });
   const { batches, transformBatch } = recordBatches();
   const result = await trainRl({
     config,
     runDir: directory,
     store,
-    runId: "gae",
+    runId: id,
     env: chatEnvironment(),
     transformBatch,
   });
   store.close();
   await checkGaeRun(directory, result.modelDir, batches, config);
+  return { directory, result };
+}
+
+test("train rl on hf: gae with LoRA trains a value head beside the adapter, and GAE reads the values of the sampling params", async (t) => {
+  const { directory, result } = await trainGaeRun(t, hfConfig({ estimator: "gae" }), "gae");
   // The adapter and the merged folder load as before.
   const merged = await loadHfPolicy(result.modelDir);
   const viaAdapter = await loadHfPolicy(join(directory, RL_ADAPTER));
@@ -406,21 +411,8 @@ test("train rl on hf: gae with LoRA trains a value head beside the adapter, and 
 });
 
 test("train rl on hf: gae fully fine-tuned (lora: false) trains a value head beside the weights", async (t) => {
-  const root = mkdtempSync(join(tmpdir(), "agentrl-hf-rl-gae-full-"));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
   const config = hfConfig({ estimator: "gae", lora: false, learningRate: 2e-3 });
-  const { directory, store } = createRunDirectory({ kind: "rl", root, config, id: "gae-full" });
-  const { batches, transformBatch } = recordBatches();
-  const result = await trainRl({
-    config,
-    runDir: directory,
-    store,
-    runId: "gae-full",
-    env: chatEnvironment(),
-    transformBatch,
-  });
-  store.close();
-  await checkGaeRun(directory, result.modelDir, batches, config);
+  const { result } = await trainGaeRun(t, config, "gae-full");
   assert.deepEqual(
     Object.keys(loadHfCheckpoint(result.modelDir).tensors).sort(),
     Object.keys(loadHfCheckpoint(CHAT_FOLDER).tensors).sort(),

@@ -3,7 +3,7 @@
  * fails before any work with its path, the problem and (for choices) the valid values.
  */
 import { z } from "zod";
-import { HfSaveDTypeSchema, HfTuningSchema } from "../policy/hf/spec.ts";
+import { HfSaveDTypeSchema, HfTuningSchema, SAVE_DTYPE_NEEDS_HF } from "../policy/hf/spec.ts";
 
 export const SftConfigSchema = z
   .object({
@@ -108,9 +108,7 @@ export function parseSftConfig(input: unknown): SftConfig {
   if (config.lora && !config.base.startsWith("hf:"))
     throw new Error("invalid sft config:\n  lora: LoRA needs an hf:<folder> base");
   if (config.saveDtype !== undefined && !config.base.startsWith("hf:"))
-    throw new Error(
-      "invalid sft config:\n  saveDtype: is for an hf:<folder> base (the dtype of its final model folder); a lab checkpoint is saved in float32: leave saveDtype out",
-    );
+    throw new Error(`invalid sft config:\n  saveDtype: ${SAVE_DTYPE_NEEDS_HF}`);
   const buckets = config.buckets ?? [];
   if (buckets.some((b, i) => i > 0 && b <= buckets[i - 1])) {
     throw new Error("invalid sft config:\n  buckets: must be strictly ascending");

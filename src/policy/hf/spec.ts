@@ -29,11 +29,6 @@ export const LoraSettingsSchema = z
   .strict();
 
 /**
- * A config's `lora` field of an `hf:` base: LoRA settings (absent: PEFT's defaults), or `false`:
- * no adapter, every weight of the checkpoint trained (full fine-tuning; the CLI's
- * `--full-finetune`).
- */
-/**
  * A config's `saveDtype` field of an `hf:` base: the dtype the final model folder is written in
  * (absent: the base checkpoint's own, as its config.json states it; the CLI's `--save-dtype`).
  */
@@ -41,6 +36,15 @@ export const HfSaveDTypeSchema = z.enum(HF_SAVE_DTYPES, {
   error: `must be one of ${HF_SAVE_DTYPES.map((name) => `"${name}"`).join(", ")} (the dtype of the final hf: model folder; absent: the base's own)`,
 });
 
+/** Why a config's `saveDtype` is refused without an `hf:` base (the SFT and RL configs say the same). */
+export const SAVE_DTYPE_NEEDS_HF =
+  "is for an hf:<folder> base (the dtype of its final model folder); a lab checkpoint is saved in float32: leave saveDtype out";
+
+/**
+ * A config's `lora` field of an `hf:` base: LoRA settings (absent: PEFT's defaults), or `false`:
+ * no adapter, every weight of the checkpoint trained (full fine-tuning; the CLI's
+ * `--full-finetune`).
+ */
 export const HfTuningSchema = z.union([z.literal(false), LoraSettingsSchema], {
   error:
     "must be LoRA settings { rank, alpha, targets, dropout, rslora } or false (full fine-tuning of the hf: checkpoint)",

@@ -99,6 +99,7 @@ function criticParts(checkpoint: HfCheckpoint, options: LoraTrainerOptions) {
     },
   };
 }
+
 function loraTuning(
   checkpoint: HfCheckpoint,
   folder: string,
