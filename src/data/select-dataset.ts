@@ -13,7 +13,7 @@ import { writeJsonl } from "../store/index.ts";
 import { finishRunAfterError } from "../store/run-failure.ts";
 import type { Task } from "../types/task.ts";
 import { createDatasetDirectory } from "./dataset.ts";
-import { DEFAULT_MIX, type DifficultyMix, type SelectionResult, selectTasksFor } from "./select.ts";
+import { DEFAULT_MIX, type SelectionMix, type SelectionResult, selectTasksFor } from "./select.ts";
 import { type DatasetTaskOptions, datasetTasks } from "./tasks.ts";
 
 export const SELECTION_FILE = "selection.json";
@@ -25,7 +25,7 @@ export interface SelectDatasetOptions {
   policyOptions?: ResolvePolicyOptions;
   tasks: DatasetTaskOptions;
   m: number;
-  mix?: DifficultyMix;
+  mix?: SelectionMix;
   count?: number;
   noise?: number;
   seed: number;

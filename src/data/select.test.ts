@@ -44,6 +44,8 @@ test("parseMix normalises and names the valid buckets", () => {
   assert.deepEqual(parseMix("medium=1"), { easy: 0, medium: 1, hard: 0 });
   assert.throws(() => parseMix("trivial:1"), /bucket one of easy, medium, hard/);
   assert.throws(() => parseMix("easy:0"), /must not all be 0/);
+  assert.equal(parseMix(" all "), "all");
+  assert.throws(() => parseMix("all:1"), /or the whole mix "all"/);
 });
 
 test("zero-variance fraction: groups with all-equal outcomes", () => {
@@ -103,6 +105,31 @@ test("rebalance renormalises when a bucket is empty and reports the mix as not m
   assert.deepEqual(result.chosen, { easy: 7, medium: 10, hard: 0 });
   assert.equal(result.selected.length, 17);
   assert.ok(result.selected.every((s) => s.passRate > 0 && s.passRate < 1));
+});
+
+test('rebalance with "all" keeps every task with signal, in the measured shares, up to the count', () => {
+  // a hard family: 1 easy, 3 medium, 12 hard, and 30 never or always solved; DEFAULT_MIX keeps 3
+  const rates = [
+    ...Array.from({ length: 25 }, (_, i) => rate(i, 0)),
+    ...Array.from({ length: 5 }, (_, i) => rate(50 + i, 8)),
+    rate(100, 7),
+    ...Array.from({ length: 3 }, (_, i) => rate(200 + i, 4)),
+    ...Array.from({ length: 12 }, (_, i) => rate(300 + i, 1)),
+  ];
+  assert.equal(rebalance(rates, DEFAULT_MIX, { seed: 1 }).selected.length, 3);
+  const all = rebalance(rates, "all", { seed: 1 });
+  assert.deepEqual(all.chosen, { easy: 1, medium: 3, hard: 12 });
+  assert.ok(all.mixMet);
+  assert.deepEqual(
+    all.selected.map((s) => s.task.id).sort(),
+    rates
+      .filter((r) => r.passRate > 0 && r.passRate < 1)
+      .map((r) => r.task.id)
+      .sort(),
+  );
+  // a count keeps the measured shares by largest remainder: 8 of 16 → 0.5 / 1.5 / 6, floors 0 / 1 / 6,
+  // the one left to the tie of remainders 0.5 broken towards the easier bucket
+  assert.deepEqual(rebalance(rates, "all", { count: 8, seed: 1 }).chosen, { easy: 1, medium: 1, hard: 6 });
 });
 
 /** A mock policy that answers right with a per-task probability (from its id), drawn per episode seed. */

@@ -2,7 +2,7 @@
  * Model-aware task selection (arXiv:2510.11701): run m rollouts per task with the current model,
  * drop the tasks it solves 0% or 100% of the time (their GRPO groups have all-equal rewards, zero
  * advantage, no gradient), and rebalance the rest into easy (pass rate ≥ 0.75), medium and hard
- * (≤ 0.25) to a target mix.
+ * (≤ 0.25) to a target mix, or keep every one of them (`"all"`).
  *
  * Rebalancing: with target shares s_b over the buckets and a_b tasks available in bucket b, the
  * largest selection that meets the mix exactly has N = min_b floor(a_b / s_b) tasks (capped by
@@ -31,6 +31,12 @@ export type Difficulty = (typeof DIFFICULTIES)[number];
 export type DifficultyMix = Record<Difficulty, number>;
 
 export const DEFAULT_MIX: DifficultyMix = { easy: 0.3, medium: 0.4, hard: 0.3 };
+/**
+ * A target mix, or `"all"`: every task with signal, in the proportions measured (no rebalancing).
+ * Rebalancing a hard family to a fixed mix keeps few tasks: long chains solved 10-15% of the time
+ * have almost no easy task, and the mix's easy share caps the whole selection.
+ */
+export type SelectionMix = DifficultyMix | "all";
 /** Pass rate at or above which a task is easy. */
 export const EASY_THRESHOLD = 0.75;
 /** Pass rate at or below which a task is hard. */
@@ -44,8 +50,9 @@ export function difficultyOf(passRate: number): Difficulty | null {
   return "medium";
 }
 
-/** Parses `easy:0.3,medium:0.4,hard:0.3` (shares are normalised; absent buckets get 0). */
-export function parseMix(text: string): DifficultyMix {
+/** Parses `easy:0.3,medium:0.4,hard:0.3` (shares are normalised; absent buckets get 0) or `all`. */
+export function parseMix(text: string): SelectionMix {
+  if (text.trim() === "all") return "all";
   const mix: DifficultyMix = { easy: 0, medium: 0, hard: 0 };
   for (const part of text
     .split(",")
@@ -58,7 +65,7 @@ export function parseMix(text: string): DifficultyMix {
       !Number.isFinite(Number(match[2]))
     ) {
       throw new Error(
-        `--mix: "${part}" is not <bucket>:<share> with bucket one of ${DIFFICULTIES.join(", ")}`,
+        `--mix: "${part}" is not <bucket>:<share> with bucket one of ${DIFFICULTIES.join(", ")} (or the whole mix "all")`,
       );
     }
     mix[match[1] as Difficulty] = Number(match[2]);
@@ -92,7 +99,7 @@ export interface Rebalanced {
 /** Drops 0%/100% tasks and rebalances the rest to `mix` (see the file comment). */
 export function rebalance(
   rates: readonly TaskPassRate[],
-  mix: DifficultyMix,
+  selectionMix: SelectionMix,
   options: { count?: number; seed?: number } = {},
 ): Rebalanced {
   const pools: Record<Difficulty, SelectedTask[]> = { easy: [], medium: [], hard: [] };
@@ -101,6 +108,8 @@ export function rebalance(
     if (difficulty) pools[difficulty].push({ ...rate, difficulty });
   }
   const available = { easy: pools.easy.length, medium: pools.medium.length, hard: pools.hard.length };
+  // "all": the measured shares, which every bucket meets exactly (an empty one gets share 0)
+  const mix = selectionMix === "all" ? available : selectionMix;
   const mixMet = DIFFICULTIES.every((b) => mix[b] === 0 || available[b] > 0);
   const usable = DIFFICULTIES.filter((b) => mix[b] > 0 && available[b] > 0);
   const shareTotal = usable.reduce((sum, b) => sum + mix[b], 0);
@@ -188,7 +197,7 @@ export async function measurePassRates(
 
 export interface SelectOptions extends Omit<PassRateOptions, "policy" | "onEpisode"> {
   policy: Policy;
-  mix?: DifficultyMix;
+  mix?: SelectionMix;
   /** Most tasks selected (default: as many as the mix allows). */
   count?: number;
   /** Re-measure the zero-variance fraction on the selection with m fresh rollouts (default true). */

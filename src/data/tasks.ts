@@ -17,6 +17,11 @@ export interface DatasetTaskOptions {
   /** Default `train`. */
   split?: "train" | "test";
   family?: TaskFamily;
+  /**
+   * Several families in equal shares (the remainder to the first ones), each drawn with its own
+   * seed; the other options apply to each share. Not with `family` or `templateShares`.
+   */
+  families?: readonly TaskFamily[];
   template?: string;
   /** Templates never drawn. */
   excludeTemplates?: readonly string[];
@@ -34,6 +39,7 @@ export function datasetTasks(options: DatasetTaskOptions): Task[] {
   const { count, seed } = options;
   if (!Number.isInteger(count) || count < 1)
     throw new Error(`tasks: count must be an integer >= 1, got ${count}`);
+  if (options.families) return familyShares(options);
   const shares = Object.entries(options.templateShares ?? {});
   let total = 0;
   for (const [template, share] of shares) {
@@ -78,6 +84,21 @@ export function datasetTasks(options: DatasetTaskOptions): Task[] {
     );
   }
   return tasks;
+}
+
+/** `datasetTasks` over several families in equal shares. */
+function familyShares(options: DatasetTaskOptions): Task[] {
+  const { families = [], count, seed } = options;
+  if (families.length === 0) throw new Error("tasks: families must name at least one family");
+  if (options.family || options.templateShares)
+    throw new Error("tasks: give families, or family and templateShares, not both");
+  const { families: _, ...rest } = options;
+  return families.flatMap((family, i) => {
+    const share = Math.floor(count / families.length) + (i < count % families.length ? 1 : 0);
+    return share === 0
+      ? []
+      : datasetTasks({ ...rest, count: share, family, seed: mixSeeds(seed, hashString(family)) });
+  });
 }
 
 function drawTasks(

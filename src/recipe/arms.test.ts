@@ -177,7 +177,17 @@ test("a report whose GRPO arm did not learn calls MT-GRPO − GRPO inconclusive:
   });
   // the base solves 2 or 3 of 6 on each task; MT-GRPO learned at both seeds (5 of 6); GRPO learned
   // at seed 1 (4 of 6) and fell at seed 2 (1 of 6): MT-GRPO − GRPO is large and positive at both
-  const results: Record<string, unknown> = {};
+  const results: Record<string, unknown> = {
+    // the runs' task pool (credit.select): what the section says they trained on
+    "credit-select": {
+      directory: "d",
+      taskIds: ["t1", "t2", "t3"],
+      candidates: 16,
+      zeroVarianceBefore: 0.8,
+      zeroVarianceAfter: null,
+      dropped: { unsolved: 12, alwaysSolved: 1 },
+    },
+  };
   const base = (i: number) => 2 + (i % 2);
   for (const r of [0, 1]) {
     // the base's two evaluations differ by their sampling: 2 or 3 of 6 on a task, the other way round
@@ -225,6 +235,12 @@ test("a report whose GRPO arm did not learn calls MT-GRPO − GRPO inconclusive:
     armGate: { arms, compared: comparedRuns(config) },
   } as unknown as ReportContext;
   const part = await creditExperiment(context);
+  const setup = part.sections[0].blocks[0];
+  assert.ok(setup.type === "paragraph");
+  assert.match(
+    setup.text,
+    /on the same 3 chain train tasks the strong base solved sometimes in 2 samples \(of 16 candidates; 12 never solved, 1 always\)/,
+  );
   const claim = part.verdicts.find((v) => v.id === "mt-grpo-beats-grpo")!;
   // the difference alone would call it reproduced: +1/6 at seed 1, +4/6 at seed 2
   assert.ok(claim.difference && claim.difference.interval.lower > 0, "the difference lies above 0");

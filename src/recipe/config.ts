@@ -8,10 +8,11 @@
  *            (the report says so where it is the case); what the test suite runs (at
  *            `--seeds 2`, to cover the seeds' stages).
  *   default  what `npm start` runs: every trained arm at 3 training seeds, within the 8-minute
- *            budget on 2 cores: credit runs of 480 rollouts each (20 steps of 4 × 6) tested on
- *            160 chains × 6; main-line RL at 12 steps tested on 44 + 6 tasks × 16; noise RL at
- *            4 steps tested on 48 tasks × 12 at its training noise; SFT at 12 steps. Whether each
- *            RL arm learned is in the report (`arms[]`); at these sizes some do not (docs/recipe.md).
+ *            budget on 2 cores: credit runs of 384 rollouts each (16 steps of 4 × 6) on a pool
+ *            of chains the base solves sometimes, tested on 160 chains × 6; main-line RL at 12
+ *            steps tested on 44 + 6 tasks × 16; noise RL at 4 steps on its own pool, tested on 48
+ *            tasks × 12 at its training noise; SFT at 12 steps. Whether each RL arm learned is in
+ *            the report (`arms[]`); at these sizes not every one does (docs/recipe.md).
  *   full     the same experiments with larger evaluations and longer training.
  * Measured durations have one home, docs/recipe.md.
  */
@@ -60,6 +61,11 @@ const SelectSchema = z
     tasks: count,
     /** Rollouts per candidate task. */
     m: z.number().int().min(2),
+    /**
+     * `balanced`: rebalanced to 30% easy, 40% medium, 30% hard (`data select`'s default mix);
+     * `all`: every candidate solved sometimes (0 < pass < 1), as measured.
+     */
+    mix: z.enum(["balanced", "all"]),
   })
   .strict();
 
@@ -139,6 +145,12 @@ const CreditSchema = z
     steps: count,
     tasksPerStep: count,
     groupSize: z.number().int().min(2),
+    /**
+     * The runs' task pool: `tasks` train chains of the family measured `m` times each by the strong
+     * base at `temperature`, those it solves sometimes kept, the same pool for every estimator and
+     * seed; null: fresh chains every step, most of them never or always solved (no signal).
+     */
+    select: SelectSchema.nullable(),
     /** Sampling temperature of the rollouts and the held-out tracking (long chains need < 1 for signal). */
     temperature: z.number().positive().max(10),
     /** Learning rate of every estimator's run. */
@@ -211,6 +223,12 @@ const NoiseSchema = z
     steps: count,
     tasksPerStep: count,
     groupSize: z.number().int().min(2),
+    /**
+     * The runs' task pool: `tasks` train tasks of the families measured `m` times each by the
+     * strong base at the runs' temperature and noise, those it solves sometimes kept, the same
+     * pool for both runs and every seed; null: fresh tasks every step.
+     */
+    select: SelectSchema.nullable(),
     evalTasks: count,
     /** Samples per task at the rate the runs are judged at (`trainRate`; the highest rate when it is not evaluated). */
     evalN: z.number().int().min(1),
@@ -299,7 +317,7 @@ const DEFAULT: RecipeConfig = {
     taskSeed: 11,
     batch: 64,
   },
-  select: { tasks: 96, m: 4 },
+  select: { tasks: 96, m: 4, mix: "balanced" },
   data: { tasks: 800, withheldShare: 0.3, noise: 0.2, expert: "expert", modelSamples: 1 },
   // 12 steps (60 at one seed, then 30 at three): each SFT model is trained at every seed, and the
   // SFT claims were called the same way at 12, 18 and 30 steps (issue 29's tuning runs) while the
@@ -322,13 +340,16 @@ const DEFAULT: RecipeConfig = {
     family: "chain",
     estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
     reward: "turn-credit",
-    // 20 steps of 4 × 6 (480 rollouts; 24 in the second round, 12 before that): on the same 160
-    // test chains 10 of the 12 arm-seeds learned at 24 steps (GRPO at 3 of 3 seeds), 9 at 20 (GRPO
-    // at 1), but 24 steps took the recipe to 8.7 min, over the budget; lr 1e-4, 16 × 3, 9 × 4 × 8
-    // and keeping the groups without signal in the batch left fewer (docs/recipe.md's tuning log)
-    steps: 20,
+    // 16 steps of 4 × 6 (384 rollouts) on a pool of the chains the strong base solves sometimes
+    // (78 of 160 candidates): all 12 arm-seeds learned, at 16 steps as at 20 (issue 38's fifth
+    // round). On fresh chains every step (`select: null`), half the groups had no signal (GRPO kept
+    // 1.5 of 4 a step): 9 of 12 learned at 20 steps, 10 at 24, which took the recipe to 8.7 min;
+    // lr 1e-4, 16 × 3, 9 × 4 × 8 and keeping the groups without signal left fewer (docs/recipe.md)
+    steps: 16,
     tasksPerStep: 4,
     groupSize: 6,
+    // a pool of 96 candidates (44 kept) left three arms at one seed below their start
+    select: { tasks: 160, m: 4, mix: "all" },
     temperature: 0.6,
     learningRate: 5e-5,
     ppoEpochs: 1,
@@ -364,6 +385,9 @@ const DEFAULT: RecipeConfig = {
     steps: 4,
     tasksPerStep: 6,
     groupSize: 4,
+    // a pool of the tasks the strong base solves sometimes at temperature 1 under noise 0.3 (16 of
+    // 120 candidates): both arms learned at every seed (on fresh tasks, at seeds 1 and 3 only)
+    select: { tasks: 120, m: 4, mix: "all" },
     // 48 tasks × 12 samples at the training noise (× 3 until issue 38's fourth round: whether an
     // arm learned was decided on intervals as wide as its gain; at 12 the same runs learned at 4 of
     // 6 arm-seeds instead of 2), × 3 at noise 0 (the curve's other point), and 4 steps (8 at one
@@ -394,7 +418,7 @@ const QUICK: RecipeConfig = {
   // measured 96 CPU-s against 45 for one (the replicated SFT, RL and credit runs are mostly fixed
   // cost at these sizes); `--quick --seeds 2` runs them (the recipe test does, to cover the path)
   seeds: 1,
-  select: { tasks: 12, m: 2 },
+  select: { tasks: 12, m: 2, mix: "balanced" },
   eval: { ...DEFAULT.eval, tasks: 8, withheldTasks: 4, n: 4 },
   data: { ...DEFAULT.data, tasks: 120 },
   sft: { ...DEFAULT.sft, steps: 4, tokensPerStep: 2048 },
@@ -402,6 +426,7 @@ const QUICK: RecipeConfig = {
   credit: {
     ...DEFAULT.credit,
     estimators: ["grpo", "mt-grpo"],
+    select: { tasks: 16, m: 2, mix: "all" },
     steps: 2,
     tasksPerStep: 4,
     groupSize: 4,
@@ -419,6 +444,7 @@ const QUICK: RecipeConfig = {
     steps: 1,
     tasksPerStep: 4,
     groupSize: 4,
+    select: { tasks: 48, m: 3, mix: "all" },
     evalTasks: 6,
     evalN: 1,
     curveN: 1,
@@ -431,7 +457,7 @@ const FULL: RecipeConfig = {
   preset: "full",
   seeds: 3,
   eval: { ...DEFAULT.eval, tasks: 64, withheldTasks: 16, n: 64 },
-  select: { tasks: 160, m: 6 },
+  select: { tasks: 160, m: 6, mix: "balanced" },
   data: { ...DEFAULT.data, tasks: 2000, modelSamples: 2 },
   sft: { ...DEFAULT.sft, steps: 400 },
   rl: { ...DEFAULT.rl, steps: 20, tasksPerStep: 8, groupSize: 6 },
@@ -440,6 +466,8 @@ const FULL: RecipeConfig = {
     steps: 24,
     tasksPerStep: 8,
     groupSize: 8,
+    // pools about twice the default's: 24 steps draw 192 chains, 16 steps of 8 draw 128 tasks
+    select: { tasks: 320, m: 4, mix: "all" },
     evalEvery: 8,
     evalTasks: 16,
     evalSamples: 4,
@@ -453,6 +481,7 @@ const FULL: RecipeConfig = {
     steps: 16,
     tasksPerStep: 8,
     groupSize: 6,
+    select: { tasks: 360, m: 4, mix: "all" },
     evalTasks: 64,
     evalN: 8,
     curveN: 8,

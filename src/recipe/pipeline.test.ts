@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
 import { parseRecipeConfig, type RecipeConfig } from "./config.ts";
+import { creditRunConfig } from "./pipeline/credit.ts";
 import { noiseEvalN, noiseJudgedRate, recipeStages } from "./pipeline.ts";
 import { stageKey } from "./stages.ts";
 
@@ -71,4 +72,26 @@ test("the noise runs are judged at their training noise with evalN samples a tas
     untested.rates.map((rate) => noiseEvalN(untested, rate)),
     [3, 3, 12],
   );
+});
+
+test("credit.select: one pool stage, shared by every credit run at every seed, whose chains the runs train on", () => {
+  const pooled = CONFIGS.default;
+  assert.notEqual(pooled.credit.select, null);
+  const stages = recipeStages(pooled);
+  assert.deepEqual(
+    stages.filter((stage) => stage.name.startsWith("credit-select")).map((stage) => stage.name),
+    ["credit-select"],
+  );
+  const runs = stages.filter((stage) => /^credit-(grpo|mt-grpo|gigpo|gae)(@s\d)?$/.test(stage.name));
+  assert.equal(runs.length, pooled.credit.estimators.length * pooled.seeds);
+  for (const run of runs) assert.deepEqual(run.after, ["credit-select"], run.name);
+  const taskIds = ["chain-1", "chain-2"];
+  const rl = creditRunConfig(pooled, "grpo", "/tmp/credit", { "credit-select": { taskIds } });
+  assert.deepEqual(rl.taskIds, taskIds);
+  // without a pool: fresh chains of the family every step, and no stage to wait for
+  const fresh = parseRecipeConfig({ credit: { select: null } }, "default");
+  assert.equal(creditRunConfig(fresh, "grpo", "/tmp/credit", {}).taskIds, undefined);
+  assert.deepEqual(creditRunConfig(fresh, "grpo", "/tmp/credit", {}).families, ["chain"]);
+  const freshRuns = recipeStages(fresh).filter((stage) => stage.name.startsWith("credit-grpo"));
+  for (const run of freshRuns) assert.deepEqual(run.after, []);
 });

@@ -20,10 +20,10 @@
  * tasks and result shapes the report reads are in pipeline/vocabulary.ts, exported here too.
  */
 import type { RecipeConfig } from "./config.ts";
-import { creditEvalStages, creditRunStages } from "./pipeline/credit.ts";
+import { creditEvalStages, creditRunStages, creditSelectStages } from "./pipeline/credit.ts";
 import { fidelityStage } from "./pipeline/fidelity.ts";
 import { baseEvalStages, boundaryStage, rlStages, selectStage } from "./pipeline/main-line.ts";
-import { noiseEvalStages, noiseRunStages } from "./pipeline/noise.ts";
+import { noiseEvalStages, noiseRunStages, noiseSelectStages } from "./pipeline/noise.ts";
 import { orchestraStages } from "./pipeline/orchestra.ts";
 import { seedPlan } from "./pipeline/plan.ts";
 import { sftDataStages, sftStages } from "./pipeline/sft.ts";
@@ -32,6 +32,7 @@ import type { StageResults, StageSpec } from "./stages.ts";
 
 export {
   type BoundaryStageResult,
+  CREDIT_SELECT_STAGE,
   creditEvalStageName,
   creditStageName,
   creditTestTasks,
@@ -40,6 +41,7 @@ export {
   FIDELITY_STAGE,
   MAIN_STARTS,
   type MainStart,
+  NOISE_SELECT_STAGE,
   noiseEvalN,
   noiseEvalStageName,
   noiseEvalTasks,
@@ -115,8 +117,10 @@ function seedStages(config: RecipeConfig): StageSpec[] {
     ...sftStages(plan),
     ...rlStages(plan),
     boundaryStage(plan),
+    ...creditSelectStages(plan),
     ...creditRunStages(plan),
     ...creditEvalStages(plan),
+    ...noiseSelectStages(plan),
     ...noiseRunStages(plan),
     ...noiseEvalStages(plan),
     ...orchestraStages(plan),

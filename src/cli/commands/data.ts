@@ -20,7 +20,7 @@ import { AGENT_EVAL_DEFAULTS } from "../../agents/evaluate-agent.ts";
 import { type CollectDatasetResult, collectDataset } from "../../data/collect.ts";
 import { loadDataset } from "../../data/dataset.ts";
 import { FILTER_CRITERIA, parseFilter } from "../../data/filter.ts";
-import { DEFAULT_MIX, type DifficultyMix, parseMix } from "../../data/select.ts";
+import { DEFAULT_MIX, parseMix, type SelectionMix } from "../../data/select.ts";
 import { selectDataset } from "../../data/select-dataset.ts";
 import { type DatasetStats, datasetStats } from "../../data/stats.ts";
 import { stitchDataset } from "../../data/stitch.ts";
@@ -217,7 +217,7 @@ export function register(program: Command): void {
     .option("--m <n>", "rollouts per task", "8")
     .option(
       "--mix <mix>",
-      "target mix of easy (pass ≥ 0.75) / medium / hard (pass ≤ 0.25)",
+      "target mix of easy (pass ≥ 0.75) / medium / hard (pass ≤ 0.25), or all (every task with 0 < pass < 1, as measured)",
       "easy:0.3,medium:0.4,hard:0.3",
     )
     .option("--count <n>", "most tasks to select (default: as many as the mix allows)")
@@ -231,7 +231,7 @@ export function register(program: Command): void {
     .action(async (options) => {
       const tasks = taskOptions(options);
       const m = parseNumber("--m", options.m, { integer: true, min: 2 });
-      const mix: DifficultyMix = options.mix ? parseMix(options.mix) : DEFAULT_MIX;
+      const mix: SelectionMix = options.mix ? parseMix(options.mix) : DEFAULT_MIX;
       const recheck = options.recheck !== false;
       const progress = createProgress("select", tasks.count * m, { quiet: Boolean(options.json) });
       const result = await selectDataset({

@@ -25,7 +25,7 @@ import {
 import { type ArmGate, gateOnArms } from "../arms.ts";
 import type { RecipeConfig } from "../config.ts";
 import type { ExampleTrajectory } from "../examples.ts";
-import { WITHHELD_TEMPLATE } from "../pipeline.ts";
+import { type SelectStageResult, WITHHELD_TEMPLATE } from "../pipeline.ts";
 import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
 import type { StageResults } from "../stages.ts";
 
@@ -68,6 +68,15 @@ export const notWithheld = (count: { template?: string }) => !isWithheld(count);
 
 export function fixed(value: number | null | undefined, digits = 3): string {
   return value === null || value === undefined || Number.isNaN(value) ? "n/a" : value.toFixed(digits);
+}
+
+/**
+ * What a pooled experiment's runs trained on: "on the same 78 chain train tasks the strong base
+ * solved sometimes in 4 samples (of 160 candidates; 81 never solved, 1 always)", or fresh tasks.
+ */
+export function poolText(select: { m: number } | null, pool: SelectStageResult | null, what: string): string {
+  if (select === null || pool === null) return `on fresh ${what} train tasks every step`;
+  return `on the same ${pool.taskIds.length} ${what} train tasks the strong base solved sometimes in ${select.m} samples (of ${pool.candidates} candidates; ${pool.dropped.unsolved} never solved, ${pool.dropped.alwaysSolved} always)`;
 }
 
 /** A verdict's status as a coloured cell (green reproduced, red not reproduced, amber inconclusive). */

@@ -14,7 +14,12 @@ import {
   seedPairedDifference,
   type Verdict,
 } from "../analysis.ts";
-import { creditEvalStageName, creditStageName } from "../pipeline.ts";
+import {
+  CREDIT_SELECT_STAGE,
+  creditEvalStageName,
+  creditStageName,
+  type SelectStageResult,
+} from "../pipeline.ts";
 import type { EvalStageResult, RlStageResult } from "../stage-runs.ts";
 import {
   type ExperimentReport,
@@ -23,6 +28,7 @@ import {
   finishVerdicts,
   fixed,
   measuredCause,
+  poolText,
   type ReportContext,
   runSignal,
   verdictBlock,
@@ -166,12 +172,15 @@ export async function creditExperiment(context: ReportContext): Promise<Experime
     blocks: [
       {
         type: "paragraph",
-        text: `One RL run per estimator from the strong base on the ${credit.family} family (${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize}; reward ${credit.reward} for all: outcome-only estimators read its exact-match outcome, turn-level ones also its turn rewards, which pay each distinct gold fact once). Rollouts and the held-out tracking sample at temperature ${credit.temperature} (at 1 the base almost never completes a chain, and groups carry no signal); every run uses learning rate ${credit.learningRate}. Held-out pass@1 is tracked on ${credit.evalTasks} test tasks × ${credit.evalSamples} samples every ${credit.evalEvery} steps; the verdicts compare every run's final checkpoint (and the base) on the same ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples at the main evaluation's sampling (temperature ${config.eval.temperature}, top-p ${config.eval.topP}, tool noise ${config.eval.noise}), paired over tasks.`,
+        text: `One RL run per estimator from the strong base on the ${credit.family} family (${credit.steps} steps of ${credit.tasksPerStep}×${credit.groupSize} ${poolText(credit.select, credit.select === null ? null : get<SelectStageResult>(CREDIT_SELECT_STAGE), credit.family)}; reward ${credit.reward} for all: outcome-only estimators read its exact-match outcome, turn-level ones also its turn rewards, which pay each distinct gold fact once). Rollouts and the held-out tracking sample at temperature ${credit.temperature} (at 1 the base almost never completes a chain, and groups carry no signal); every run uses learning rate ${credit.learningRate}. Held-out pass@1 is tracked on ${credit.evalTasks} test tasks × ${credit.evalSamples} samples every ${credit.evalEvery} steps; the verdicts compare every run's final checkpoint (and the base) on the same ${credit.testTasks} ${credit.family} test tasks × ${credit.testN} samples at the main evaluation's sampling (temperature ${config.eval.temperature}, top-p ${config.eval.topP}, tool noise ${config.eval.noise}), paired over tasks.`,
       },
       {
         type: "svg",
         svg: charts.heldout,
-        caption: figureCaption(config, "Held-out pass@1 during RL (temperature 1), one run per estimator."),
+        caption: figureCaption(
+          config,
+          `Held-out pass@1 during RL (temperature ${credit.temperature}), one run per estimator.`,
+        ),
       },
       {
         type: "svg",

@@ -1,11 +1,90 @@
 /** The credit-assignment steps: one RL run per estimator on long chains, and the verdicts' evaluations. */
 import { mixSeeds } from "../../core/random.ts";
+import type { RlConfig } from "../../rl/config.ts";
 import { creditAssignmentConfig } from "../../rl/credit-assignment.ts";
+import type { RecipeConfig } from "../config.ts";
 import { evalStage, rlStage } from "../stage-runs.ts";
 import type { StageResults, StageSpec } from "../stages.ts";
 import { STAGE_SECONDS } from "./costs.ts";
+import { poolStage } from "./main-line.ts";
 import { evalOptions, modelOf, type SeedPlan } from "./plan.ts";
-import { creditEvalStageName, creditStageName, creditTestTasks } from "./vocabulary.ts";
+import {
+  CREDIT_SELECT_STAGE,
+  creditEvalStageName,
+  creditStageName,
+  creditTestTasks,
+  resultOf,
+  type SelectStageResult,
+} from "./vocabulary.ts";
+
+/** The credit runs' task pool (`credit.select`): chains of the family the strong base solves sometimes. */
+export function creditSelectStages(plan: SeedPlan): StageSpec[] {
+  const { config } = plan;
+  const { credit } = config;
+  if (credit.select === null) return [];
+  return [
+    poolStage({
+      name: CREDIT_SELECT_STAGE,
+      field: "credit.select",
+      select: credit.select,
+      config: {
+        select: credit.select,
+        family: credit.family,
+        temperature: credit.temperature,
+        base: config.bases.strong,
+        seed: config.seed,
+      },
+      base: config.bases.strong,
+      candidates: { family: credit.family, seed: mixSeeds(config.seed, 0xc5) },
+      seed: mixSeeds(config.seed, 0xc6),
+      temperature: credit.temperature,
+      noise: 0,
+      // no re-check: the runs' own `rollout/kept_groups` says how many groups kept signal
+      recheck: false,
+    }),
+  ];
+}
+
+/**
+ * One estimator's credit run: the experiment as `scripts/credit-assignment.ts` defines it, in `dir`,
+ * on the task pool's chains when `credit.select` asks for one (fresh chains every step otherwise).
+ */
+export function creditRunConfig(
+  config: RecipeConfig,
+  estimator: string,
+  dir: string,
+  results: StageResults,
+): RlConfig {
+  const { credit } = config;
+  return creditAssignmentConfig(
+    {
+      out: dir,
+      family: credit.family,
+      base: config.bases.strong,
+      steps: credit.steps,
+      tasksPerStep: credit.tasksPerStep,
+      groupSize: credit.groupSize,
+      seed: mixSeeds(config.seed, 0xc4),
+      reward: credit.reward,
+      learningRate: credit.learningRate,
+      evalEvery: credit.evalEvery,
+      evalTasks: credit.evalTasks,
+      evalSamples: credit.evalSamples,
+      overrides: {
+        temperature: credit.temperature,
+        ppoEpochs: credit.ppoEpochs,
+        dynamicSampling: credit.dynamicSampling,
+        maxExtraRollouts: credit.maxExtraRollouts,
+        evalTemperature: credit.temperature,
+        evalTopP: config.eval.topP,
+        ...(credit.select !== null
+          ? { taskIds: resultOf<SelectStageResult>(results, CREDIT_SELECT_STAGE).taskIds }
+          : {}),
+      },
+    },
+    estimator,
+  );
+}
 
 /** One RL run per estimator on the credit family's long chains. */
 export function creditRunStages(plan: SeedPlan): StageSpec[] {
@@ -16,7 +95,7 @@ export function creditRunStages(plan: SeedPlan): StageSpec[] {
     const evalPoints = Math.floor(credit.steps / credit.evalEvery) + 2;
     stages.push({
       name: creditStageName(estimator),
-      after: [],
+      after: credit.select !== null ? [CREDIT_SELECT_STAGE] : [],
       // the final evaluation's size does not change what a run trains
       config: {
         credit: { ...credit, testTasks: null, testN: null },
@@ -28,36 +107,7 @@ export function creditRunStages(plan: SeedPlan): StageSpec[] {
         1.6 * credit.steps * credit.tasksPerStep * credit.groupSize, // chains: ~1.6× the turns
         evalPoints * credit.evalTasks * credit.evalSamples,
       ),
-      // the experiment as `scripts/credit-assignment.ts` defines it, run resumably in the stage folder
-      run: (context) =>
-        rlStage(
-          context,
-          creditAssignmentConfig(
-            {
-              out: context.dir,
-              family: credit.family,
-              base: config.bases.strong,
-              steps: credit.steps,
-              tasksPerStep: credit.tasksPerStep,
-              groupSize: credit.groupSize,
-              seed: mixSeeds(config.seed, 0xc4),
-              reward: credit.reward,
-              learningRate: credit.learningRate,
-              evalEvery: credit.evalEvery,
-              evalTasks: credit.evalTasks,
-              evalSamples: credit.evalSamples,
-              overrides: {
-                temperature: credit.temperature,
-                ppoEpochs: credit.ppoEpochs,
-                dynamicSampling: credit.dynamicSampling,
-                maxExtraRollouts: credit.maxExtraRollouts,
-                evalTemperature: credit.temperature,
-                evalTopP: config.eval.topP,
-              },
-            },
-            estimator,
-          ),
-        ),
+      run: (context, results) => rlStage(context, creditRunConfig(config, estimator, context.dir, results)),
     });
   }
   return stages;

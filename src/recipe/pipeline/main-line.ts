@@ -4,7 +4,9 @@
  */
 import { join } from "node:path";
 import { mixSeeds } from "../../core/random.ts";
+import { DEFAULT_MIX } from "../../data/select.ts";
 import { selectDataset } from "../../data/select-dataset.ts";
+import type { DatasetTaskOptions } from "../../data/tasks.ts";
 import { scorerForPolicySpec } from "../../eval/embedded-scorer.ts";
 import { runBoundary } from "../../eval/run-boundary.ts";
 import type { RlConfig } from "../../rl/config.ts";
@@ -34,30 +36,67 @@ export function baseEvalStages(plan: SeedPlan): StageSpec[] {
 /** Model-aware selection: the RL task pool, the tasks the strong base solves sometimes. */
 export function selectStage(plan: SeedPlan): StageSpec {
   const { config } = plan;
-  return {
+  return poolStage({
     name: "select",
-    after: [],
+    field: "select",
+    select: config.select,
     config: {
-      select: config.select,
+      // a balanced pool keeps the key it had before pools had a mix (existing folders stay cached)
+      select:
+        config.select.mix === "balanced" ? { tasks: config.select.tasks, m: config.select.m } : config.select,
       rl: { noise: config.rl.noise },
       base: config.bases.strong,
       seed: config.seed,
     },
-    cost: STAGE_SECONDS.select(config.select.tasks * config.select.m),
+    base: config.bases.strong,
+    candidates: { seed: mixSeeds(config.seed, 0x5e), excludeTemplates: [WITHHELD_TEMPLATE] },
+    seed: mixSeeds(config.seed, 0x5f),
+    temperature: 1,
+    noise: config.rl.noise,
+  });
+}
+
+/** What a task pool is drawn from and how a model measures it (`poolStage`). */
+export interface PoolSpec {
+  name: string;
+  /** The config field the pool's size comes from, named when the selection keeps nothing. */
+  field: string;
+  select: RecipeConfig["select"];
+  /** The stage's cache key config. */
+  config: Record<string, unknown>;
+  /** The model whose samples decide the pool. */
+  base: string;
+  /** The candidates (train split), less their count (`select.tasks`). */
+  candidates: Omit<DatasetTaskOptions, "count">;
+  seed: number;
+  temperature: number;
+  noise: number;
+  /** Default: the fresh re-check of the zero-variance groups among the kept tasks. */
+  recheck?: boolean;
+}
+
+/** A model-aware task pool (`agentrl data select`): candidates the model solves sometimes, 0 < pass < 1. */
+export function poolStage(spec: PoolSpec): StageSpec {
+  const { select } = spec;
+  const rechecks = spec.recheck ?? true;
+  return {
+    name: spec.name,
+    after: [],
+    config: spec.config,
+    // the re-check measures the selection again: about a third of the candidates at these sizes
+    cost: STAGE_SECONDS.select(select.tasks * select.m * (rechecks ? 1 : 0.75)),
     async run(context) {
       let measured = 0;
-      const total = config.select.tasks * config.select.m;
+      const total = select.tasks * select.m;
       const result = await selectDataset({
-        policy: config.bases.strong,
-        policyOptions: { temperature: 1 },
-        tasks: {
-          count: config.select.tasks,
-          seed: mixSeeds(config.seed, 0x5e),
-          excludeTemplates: [WITHHELD_TEMPLATE],
-        },
-        m: config.select.m,
-        noise: config.rl.noise,
-        seed: mixSeeds(config.seed, 0x5f),
+        policy: spec.base,
+        policyOptions: { temperature: spec.temperature },
+        tasks: { ...spec.candidates, count: select.tasks },
+        m: select.m,
+        noise: spec.noise,
+        seed: spec.seed,
+        mix: select.mix === "all" ? "all" : DEFAULT_MIX,
+        ...(spec.recheck !== undefined ? { recheck: spec.recheck } : {}),
         out: ensureFresh(join(context.dir, "dataset")),
         onProgress: ({ phase }) => {
           if (phase === "measure") measured++;
@@ -66,13 +105,13 @@ export function selectStage(plan: SeedPlan): StageSpec {
       });
       if (result.tasks.length === 0) {
         throw new Error(
-          `recipe: model-aware selection kept no task (every one of ${config.select.tasks} was solved 0% or 100% of ${config.select.m} times); raise select.tasks or select.m`,
+          `recipe: model-aware selection kept no task (every one of ${select.tasks} was solved 0% or 100% of ${select.m} times); raise ${spec.field}.tasks or ${spec.field}.m`,
         );
       }
       return {
         directory: result.directory,
         taskIds: result.tasks.map((task) => task.id),
-        candidates: config.select.tasks,
+        candidates: select.tasks,
         zeroVarianceBefore: result.selection.zeroVariance.before,
         zeroVarianceAfter: result.selection.zeroVariance.afterFresh,
         dropped: result.selection.dropped,

@@ -5,8 +5,45 @@ import type { RlConfig } from "../../rl/config.ts";
 import { type EvalStageResult, evalStage, rlStage } from "../stage-runs.ts";
 import type { StageResults, StageSpec } from "../stages.ts";
 import { STAGE_SECONDS } from "./costs.ts";
+import { poolStage } from "./main-line.ts";
 import { evalOptions, modelOf, type SeedPlan } from "./plan.ts";
-import { noiseEvalN, noiseEvalStageName, noiseEvalTasks, noiseRlStageName } from "./vocabulary.ts";
+import {
+  NOISE_SELECT_STAGE,
+  noiseEvalN,
+  noiseEvalStageName,
+  noiseEvalTasks,
+  noiseRlStageName,
+  resultOf,
+  type SelectStageResult,
+} from "./vocabulary.ts";
+
+/** The noise runs' task pool (`noise.select`): tasks of their families the strong base solves sometimes under their noise. */
+export function noiseSelectStages(plan: SeedPlan): StageSpec[] {
+  const { config } = plan;
+  const { noise } = config;
+  if (noise.select === null) return [];
+  return [
+    poolStage({
+      name: NOISE_SELECT_STAGE,
+      field: "noise.select",
+      select: noise.select,
+      config: {
+        select: noise.select,
+        families: noise.families,
+        temperature: noise.temperature,
+        noise: noise.trainRate,
+        base: config.bases.strong,
+        seed: config.seed,
+      },
+      base: config.bases.strong,
+      candidates: { families: noise.families, seed: mixSeeds(config.seed, 0x4e) },
+      seed: mixSeeds(config.seed, 0x4f),
+      temperature: noise.temperature,
+      noise: noise.trainRate,
+      recheck: false,
+    }),
+  ];
+}
 
 /** RL under heavy tool noise with the naive and the noise-aware turn reward. */
 export function noiseRunStages(plan: SeedPlan): StageSpec[] {
@@ -16,20 +53,23 @@ export function noiseRunStages(plan: SeedPlan): StageSpec[] {
   for (const variant of ["naive", "aware"] as const) {
     stages.push({
       name: noiseRlStageName(variant),
-      after: [],
+      after: noise.select !== null ? [NOISE_SELECT_STAGE] : [],
       config: {
         noise: { ...noise, rates: null, evalTasks: null, evalN: null },
         base: config.bases.strong,
         seed: config.seed,
       },
       cost: STAGE_SECONDS.noisyRl(noise.steps * noise.tasksPerStep * noise.groupSize),
-      run: (context) =>
+      run: (context, results) =>
         rlStage(context, {
           name: `recipe-noise-${variant}`,
           base: config.bases.strong,
           seed: mixSeeds(config.seed, 0x40),
           steps: noise.steps,
           families: noise.families,
+          ...(noise.select !== null
+            ? { taskIds: resultOf<SelectStageResult>(results, NOISE_SELECT_STAGE).taskIds }
+            : {}),
           tasksPerStep: noise.tasksPerStep,
           groupSize: noise.groupSize,
           noise: noise.trainRate,

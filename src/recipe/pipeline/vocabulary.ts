@@ -120,6 +120,10 @@ export function noiseRlStageName(variant: "naive" | "aware"): string {
 export function noiseEvalStageName(model: string): string {
   return `noise-eval-${model}`;
 }
+/** The credit runs' task pool (`credit.select`), shared by every estimator and seed. */
+export const CREDIT_SELECT_STAGE = "credit-select";
+/** The noise runs' task pool (`noise.select`), shared by both runs and every seed. */
+export const NOISE_SELECT_STAGE = "noise-select";
 /** The credit-fidelity sample (one per training seed: `replicaStage(FIDELITY_STAGE, r)`). */
 export const FIDELITY_STAGE = "credit-fidelity";
 
