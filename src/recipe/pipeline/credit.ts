@@ -27,13 +27,6 @@ export function creditSelectStages(plan: SeedPlan): StageSpec[] {
       name: CREDIT_SELECT_STAGE,
       field: "credit.select",
       select: credit.select,
-      config: {
-        select: credit.select,
-        family: credit.family,
-        temperature: credit.temperature,
-        base: config.bases.strong,
-        seed: config.seed,
-      },
       base: config.bases.strong,
       candidates: { family: credit.family, seed: mixSeeds(config.seed, 0xc5) },
       seed: mixSeeds(config.seed, 0xc6),

@@ -62,8 +62,8 @@ export interface PoolSpec {
   /** The config field the pool's size comes from, named when the selection keeps nothing. */
   field: string;
   select: RecipeConfig["select"];
-  /** The stage's cache key config. */
-  config: Record<string, unknown>;
+  /** The stage's cache key config (default: everything below that decides what is measured). */
+  config?: Record<string, unknown>;
   /** The model whose samples decide the pool. */
   base: string;
   /** The candidates (train split), less their count (`select.tasks`). */
@@ -82,7 +82,15 @@ export function poolStage(spec: PoolSpec): StageSpec {
   return {
     name: spec.name,
     after: [],
-    config: spec.config,
+    config: spec.config ?? {
+      select,
+      base: spec.base,
+      candidates: spec.candidates,
+      seed: spec.seed,
+      temperature: spec.temperature,
+      noise: spec.noise,
+      recheck: rechecks,
+    },
     // the re-check measures the selection again: about a third of the candidates at these sizes
     cost: STAGE_SECONDS.select(select.tasks * select.m * (rechecks ? 1 : 0.75)),
     async run(context) {
