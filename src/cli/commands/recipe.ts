@@ -2,9 +2,9 @@
  * `agentrl recipe` (what `npm start` runs): the article's recipe end to end on the embedded lab, with
  * one progress bar and ETA over every stage, and a report at the end.
  *
- *   agentrl recipe                 the default preset (~15 min on 2 cores)
- *   agentrl recipe --quick         every stage, tiny (~3 min); too small to separate most curves
- *   agentrl recipe --full          longer training and larger evaluations (README: measured duration)
+ *   agentrl recipe                 the default preset (within 8 min on 2 cores; docs/recipe.md: measured)
+ *   agentrl recipe --quick         every stage, tiny (under a minute); too small to separate most curves
+ *   agentrl recipe --full          longer training and larger evaluations (docs/recipe.md: measured)
  *   agentrl recipe --config my.json --out runs/my-recipe
  *   agentrl recipe --show-config   print the resolved config (every field) and exit
  *   agentrl recipe --stages sft-real,select
