@@ -341,10 +341,10 @@ const DEFAULT: RecipeConfig = {
     estimators: withAvailable(["grpo", "mt-grpo", "gigpo", "gae"]),
     reward: "turn-credit",
     // 16 steps of 4 × 6 (384 rollouts) on a pool of the chains the strong base solves sometimes
-    // (78 of 160 candidates): all 12 arm-seeds learned, at 16 steps as at 20 (issue 38's fifth
-    // round). On fresh chains every step (`select: null`), half the groups had no signal (GRPO kept
-    // 1.5 of 4 a step): 9 of 12 learned at 20 steps, 10 at 24, which took the recipe to 8.7 min;
-    // lr 1e-4, 16 × 3, 9 × 4 × 8 and keeping the groups without signal left fewer (docs/recipe.md)
+    // (78 of 160 candidates): 12 of 12 arm-seeds learned at training seeds 1-3, 7 of 12 at 4-6
+    // (issue 38's fifth round). On fresh chains every step (`select: null`) half the groups had no
+    // signal (GRPO kept 1.5 of 4 a step): 9 and 9 of 12 at 20 steps; 24 steps took the recipe to
+    // 8.7 min; lr 1e-4, 16 × 3, 9 × 4 × 8 and keeping the groups without signal left fewer
     steps: 16,
     tasksPerStep: 4,
     groupSize: 6,
@@ -386,7 +386,8 @@ const DEFAULT: RecipeConfig = {
     tasksPerStep: 6,
     groupSize: 4,
     // a pool of the tasks the strong base solves sometimes at temperature 1 under noise 0.3 (16 of
-    // 120 candidates): both arms learned at every seed (on fresh tasks, at seeds 1 and 3 only)
+    // 120 candidates): 6 of 6 arm-seeds learned at training seeds 1-3, 2 of 6 at 4-6 (on fresh
+    // tasks 4 and 2)
     select: { tasks: 120, m: 4, mix: "all" },
     // 48 tasks × 12 samples at the training noise (× 3 until issue 38's fourth round: whether an
     // arm learned was decided on intervals as wide as its gain; at 12 the same runs learned at 4 of

@@ -60,7 +60,7 @@ export function register(program: Command): void {
     )
     .option(
       "--full",
-      "large preset (33 to 70 min on 2 cores at its 3 training seeds; docs/recipe.md has measured times): longer RL and SFT, larger evaluations, orchestration",
+      "large preset (29 to 70 min on 2 cores at its 3 training seeds; docs/recipe.md has measured times): longer RL and SFT, larger evaluations, orchestration",
     )
     .option("--config <file>", "JSON config merged over the preset (fields: src/recipe/config.ts)")
     .option("--out <dir>", "output folder (default runs/recipe-<preset>)")
