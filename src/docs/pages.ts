@@ -27,13 +27,11 @@ function readJson<T>(root: string, path: string): T | null {
   return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as T) : null;
 }
 
-/** The results table (with each claim in words and its evidence, `detailed`), or what to do while no report is committed. */
-export function resultsContent(root: string, detailed = false): string {
+/** The results table and each claim in words with its evidence, or what to do while no report is committed. */
+export function resultsContent(root: string): string {
   const report = readJson<RecipeReport>(root, RESULTS_REPORT);
   return report
-    ? detailed
-      ? `${resultsTable(report)}\n\n${resultsDetail(report)}`
-      : resultsTable(report)
+    ? `${resultsTable(report)}\n\n${resultsDetail(report)}`
     : `No report is committed yet. Run \`npm start\`, copy \`runs/recipe-default/report.json\` to \`${RESULTS_REPORT}\` and run \`npm run docs:results\`.`;
 }
 
@@ -67,8 +65,7 @@ export function generatedTexts(root: string, kinds: readonly GeneratedKind[]): G
   const out: GeneratedText[] = [];
   if (kinds.includes("cli")) out.push({ page: "docs/cli.md", block: null, content: cliReference() });
   if (kinds.includes("results")) {
-    out.push({ page: "README.md", block: "recipe-results", content: resultsContent(root) });
-    out.push({ page: "docs/results.md", block: "recipe-results", content: resultsContent(root, true) });
+    out.push({ page: "docs/results.md", block: "recipe-results", content: resultsContent(root) });
     const report = readJson<RecipeReport>(root, RESULTS_REPORT);
     if (report) out.push({ page: "docs/results.md", block: "recipe-arms", content: armsTable(report) });
   }

@@ -2,8 +2,8 @@
  * The published results table, generated from a committed recipe report
  * (`docs/results/recipe-default.report.json`, the `report.json` of `npm start`): one row per
  * verdict with its status and the paired difference it follows from, and a line saying which run
- * it is (preset, seed, duration, machine, date). The README and docs/results.md hold it between
- * `generated:` markers; `npm run docs:results` rewrites them and results-table.test.ts fails when
+ * it is (preset, seed, duration, machine, date). docs/results.md holds it between `generated:`
+ * markers; `npm run docs:results` rewrites them and results-table.test.ts fails when
  * a page and the report disagree.
  */
 import { type PairedDifference, statusLabel } from "../recipe/analysis.ts";
@@ -54,8 +54,7 @@ export function resultsTable(report: RecipeReport): string {
     "",
     `Preset \`${report.preset}\`, ${seeds}, ${minutes} min on ${machine.cpus} × ${machine.cpuModel} ` +
       `(Node ${machine.node}, ${machine.platform}), ${report.createdAt.slice(0, 10)}; ` +
-      `generated from \`${RESULTS_REPORT}\` by \`npm run docs:results\`. The claims in words: ` +
-      "[docs/results.md](docs/results.md).",
+      `generated from \`${RESULTS_REPORT}\` by \`npm run docs:results\`. Each claim in words follows.`,
   ].join("\n");
 }
 
