@@ -20,12 +20,13 @@
  * tasks and result shapes the report reads are in pipeline/vocabulary.ts, exported here too.
  */
 import type { RecipeConfig } from "./config.ts";
-import { creditEvalStages, creditRunStages, creditSelectStages } from "./pipeline/credit.ts";
+import { creditEvalStages, creditRunStages } from "./pipeline/credit.ts";
 import { fidelityStage } from "./pipeline/fidelity.ts";
 import { baseEvalStages, boundaryStage, rlStages, selectStage } from "./pipeline/main-line.ts";
-import { noiseEvalStages, noiseRunStages, noiseSelectStages } from "./pipeline/noise.ts";
+import { noiseEvalStages, noiseRunStages } from "./pipeline/noise.ts";
 import { orchestraStages } from "./pipeline/orchestra.ts";
 import { seedPlan } from "./pipeline/plan.ts";
+import { experimentPoolStages } from "./pipeline/pools.ts";
 import { sftDataStages, sftStages } from "./pipeline/sft.ts";
 import { creditEvalStageName, creditStageName, FIDELITY_STAGE, replicaStage } from "./pipeline/vocabulary.ts";
 import type { StageResults, StageSpec } from "./stages.ts";
@@ -117,10 +118,10 @@ function seedStages(config: RecipeConfig): StageSpec[] {
     ...sftStages(plan),
     ...rlStages(plan),
     boundaryStage(plan),
-    ...creditSelectStages(plan),
+    ...experimentPoolStages(config, "credit"),
     ...creditRunStages(plan),
     ...creditEvalStages(plan),
-    ...noiseSelectStages(plan),
+    ...experimentPoolStages(config, "noise"),
     ...noiseRunStages(plan),
     ...noiseEvalStages(plan),
     ...orchestraStages(plan),

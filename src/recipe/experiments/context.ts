@@ -74,8 +74,13 @@ export function fixed(value: number | null | undefined, digits = 3): string {
  * What a pooled experiment's runs trained on: "on the same 78 chain train tasks the strong base
  * solved sometimes in 4 samples (of 160 candidates; 81 never solved, 1 always)", or fresh tasks.
  */
-export function poolText(select: { m: number } | null, pool: SelectStageResult | null, what: string): string {
-  if (select === null || pool === null) return `on fresh ${what} train tasks every step`;
+export function poolText(
+  select: { m: number } | null,
+  what: string,
+  readPool: () => SelectStageResult,
+): string {
+  if (select === null) return `on fresh ${what} train tasks every step`;
+  const pool = readPool();
   return `on the same ${pool.taskIds.length} ${what} train tasks the strong base solved sometimes in ${select.m} samples (of ${pool.candidates} candidates; ${pool.dropped.unsolved} never solved, ${pool.dropped.alwaysSolved} always)`;
 }
 

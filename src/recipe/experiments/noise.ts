@@ -125,7 +125,7 @@ export async function noiseExperiment(context: ReportContext): Promise<Experimen
     blocks: [
       {
         type: "paragraph",
-        text: `Two RL runs from the strong base (${noise.estimator}, ${noise.steps} steps of ${noise.tasksPerStep}×${noise.groupSize} at lr ${noise.learningRate}, ${poolText(noise.select, noise.select === null ? null : get<SelectStageResult>(NOISE_SELECT_STAGE), noise.families.join("/"))}) under ${noise.trainRate} tool noise: the naive reward (${noise.naiveReward}) punishes a turn whose tool failed; the noise-aware one (${noise.awareReward}) does not score the tool's outcome of an injected failure, only what the policy does next. Each model is evaluated on ${noise.evalTasks} test tasks at noise ${noise.rates.join(" / ")} (samples per task: ${samples}).`,
+        text: `Two RL runs from the strong base (${noise.estimator}, ${noise.steps} steps of ${noise.tasksPerStep}×${noise.groupSize} at lr ${noise.learningRate}, ${poolText(noise.select, noise.families.join("/"), () => get<SelectStageResult>(NOISE_SELECT_STAGE))}) under ${noise.trainRate} tool noise: the naive reward (${noise.naiveReward}) punishes a turn whose tool failed; the noise-aware one (${noise.awareReward}) does not score the tool's outcome of an injected failure, only what the policy does next. Each model is evaluated on ${noise.evalTasks} test tasks at noise ${noise.rates.join(" / ")} (samples per task: ${samples}).`,
       },
       { type: "svg", svg: accuracy, caption: figureCaption(config, "pass@1 by evaluation noise rate.") },
       {

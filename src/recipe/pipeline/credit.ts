@@ -6,37 +6,9 @@ import type { RecipeConfig } from "../config.ts";
 import { evalStage, rlStage } from "../stage-runs.ts";
 import type { StageResults, StageSpec } from "../stages.ts";
 import { STAGE_SECONDS } from "./costs.ts";
-import { poolStage } from "./main-line.ts";
 import { evalOptions, modelOf, type SeedPlan } from "./plan.ts";
-import {
-  CREDIT_SELECT_STAGE,
-  creditEvalStageName,
-  creditStageName,
-  creditTestTasks,
-  resultOf,
-  type SelectStageResult,
-} from "./vocabulary.ts";
-
-/** The credit runs' task pool (`credit.select`): chains of the family the strong base solves sometimes. */
-export function creditSelectStages(plan: SeedPlan): StageSpec[] {
-  const { config } = plan;
-  const { credit } = config;
-  if (credit.select === null) return [];
-  return [
-    poolStage({
-      name: CREDIT_SELECT_STAGE,
-      field: "credit.select",
-      select: credit.select,
-      base: config.bases.strong,
-      candidates: { family: credit.family, seed: mixSeeds(config.seed, 0xc5) },
-      seed: mixSeeds(config.seed, 0xc6),
-      temperature: credit.temperature,
-      noise: 0,
-      // no re-check: the runs' own `rollout/kept_groups` says how many groups kept signal
-      recheck: false,
-    }),
-  ];
-}
+import { poolTaskIds } from "./pools.ts";
+import { CREDIT_SELECT_STAGE, creditEvalStageName, creditStageName, creditTestTasks } from "./vocabulary.ts";
 
 /**
  * One estimator's credit run: the experiment as `scripts/credit-assignment.ts` defines it, in `dir`,
@@ -70,9 +42,7 @@ export function creditRunConfig(
         maxExtraRollouts: credit.maxExtraRollouts,
         evalTemperature: credit.temperature,
         evalTopP: config.eval.topP,
-        ...(credit.select !== null
-          ? { taskIds: resultOf<SelectStageResult>(results, CREDIT_SELECT_STAGE).taskIds }
-          : {}),
+        ...poolTaskIds(config, "credit", results),
       },
     },
     estimator,

@@ -2,11 +2,7 @@
  * The main line's steps: the bases' evaluations, the model-aware task pool, the same RL from four
  * starts with each one's evaluation, and the boundary analysis of base vs RL.
  */
-import { join } from "node:path";
 import { mixSeeds } from "../../core/random.ts";
-import { DEFAULT_MIX } from "../../data/select.ts";
-import { selectDataset } from "../../data/select-dataset.ts";
-import type { DatasetTaskOptions } from "../../data/tasks.ts";
 import { scorerForPolicySpec } from "../../eval/embedded-scorer.ts";
 import { runBoundary } from "../../eval/run-boundary.ts";
 import type { RlConfig } from "../../rl/config.ts";
@@ -14,7 +10,8 @@ import type { RecipeConfig } from "../config.ts";
 import { type EvalStageResult, rlStage } from "../stage-runs.ts";
 import type { StageResults, StageSpec } from "../stages.ts";
 import { STAGE_SECONDS } from "./costs.ts";
-import { ensureFresh, mainEval, modelOf, type SeedPlan } from "./plan.ts";
+import { mainEval, modelOf, type SeedPlan } from "./plan.ts";
+import { poolStage } from "./pools.ts";
 import {
   type BoundaryStageResult,
   MAIN_STARTS,
@@ -54,78 +51,6 @@ export function selectStage(plan: SeedPlan): StageSpec {
     temperature: 1,
     noise: config.rl.noise,
   });
-}
-
-/** What a task pool is drawn from and how a model measures it (`poolStage`). */
-export interface PoolSpec {
-  name: string;
-  /** The config field the pool's size comes from, named when the selection keeps nothing. */
-  field: string;
-  select: RecipeConfig["select"];
-  /** The stage's cache key config (default: everything below that decides what is measured). */
-  config?: Record<string, unknown>;
-  /** The model whose samples decide the pool. */
-  base: string;
-  /** The candidates (train split), less their count (`select.tasks`). */
-  candidates: Omit<DatasetTaskOptions, "count">;
-  seed: number;
-  temperature: number;
-  noise: number;
-  /** Default: the fresh re-check of the zero-variance groups among the kept tasks. */
-  recheck?: boolean;
-}
-
-/** A model-aware task pool (`agentrl data select`): candidates the model solves sometimes, 0 < pass < 1. */
-export function poolStage(spec: PoolSpec): StageSpec {
-  const { select } = spec;
-  const rechecks = spec.recheck ?? true;
-  return {
-    name: spec.name,
-    after: [],
-    config: spec.config ?? {
-      select,
-      base: spec.base,
-      candidates: spec.candidates,
-      seed: spec.seed,
-      temperature: spec.temperature,
-      noise: spec.noise,
-      recheck: rechecks,
-    },
-    // the re-check measures the selection again: about a third of the candidates at these sizes
-    cost: STAGE_SECONDS.select(select.tasks * select.m * (rechecks ? 1 : 0.75)),
-    async run(context) {
-      let measured = 0;
-      const total = select.tasks * select.m;
-      const result = await selectDataset({
-        policy: spec.base,
-        policyOptions: { temperature: spec.temperature },
-        tasks: { ...spec.candidates, count: select.tasks },
-        m: select.m,
-        noise: spec.noise,
-        seed: spec.seed,
-        mix: select.mix === "all" ? "all" : DEFAULT_MIX,
-        ...(spec.recheck !== undefined ? { recheck: spec.recheck } : {}),
-        out: ensureFresh(join(context.dir, "dataset")),
-        onProgress: ({ phase }) => {
-          if (phase === "measure") measured++;
-          context.progress(Math.min(1, measured / total), phase);
-        },
-      });
-      if (result.tasks.length === 0) {
-        throw new Error(
-          `recipe: model-aware selection kept no task (every one of ${select.tasks} was solved 0% or 100% of ${select.m} times); raise ${spec.field}.tasks or ${spec.field}.m`,
-        );
-      }
-      return {
-        directory: result.directory,
-        taskIds: result.tasks.map((task) => task.id),
-        candidates: select.tasks,
-        zeroVarianceBefore: result.selection.zeroVariance.before,
-        zeroVarianceAfter: result.selection.zeroVariance.afterFresh,
-        dropped: result.selection.dropped,
-      } satisfies SelectStageResult;
-    },
-  };
 }
 
 /** The RL config shared by the main line (the four starts differ only in `base`). */

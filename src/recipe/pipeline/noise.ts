@@ -5,37 +5,15 @@ import type { RlConfig } from "../../rl/config.ts";
 import { type EvalStageResult, evalStage, rlStage } from "../stage-runs.ts";
 import type { StageResults, StageSpec } from "../stages.ts";
 import { STAGE_SECONDS } from "./costs.ts";
-import { poolStage } from "./main-line.ts";
 import { evalOptions, modelOf, type SeedPlan } from "./plan.ts";
+import { poolTaskIds } from "./pools.ts";
 import {
   NOISE_SELECT_STAGE,
   noiseEvalN,
   noiseEvalStageName,
   noiseEvalTasks,
   noiseRlStageName,
-  resultOf,
-  type SelectStageResult,
 } from "./vocabulary.ts";
-
-/** The noise runs' task pool (`noise.select`): tasks of their families the strong base solves sometimes under their noise. */
-export function noiseSelectStages(plan: SeedPlan): StageSpec[] {
-  const { config } = plan;
-  const { noise } = config;
-  if (noise.select === null) return [];
-  return [
-    poolStage({
-      name: NOISE_SELECT_STAGE,
-      field: "noise.select",
-      select: noise.select,
-      base: config.bases.strong,
-      candidates: { families: noise.families, seed: mixSeeds(config.seed, 0x4e) },
-      seed: mixSeeds(config.seed, 0x4f),
-      temperature: noise.temperature,
-      noise: noise.trainRate,
-      recheck: false,
-    }),
-  ];
-}
 
 /** RL under heavy tool noise with the naive and the noise-aware turn reward. */
 export function noiseRunStages(plan: SeedPlan): StageSpec[] {
@@ -59,9 +37,7 @@ export function noiseRunStages(plan: SeedPlan): StageSpec[] {
           seed: mixSeeds(config.seed, 0x40),
           steps: noise.steps,
           families: noise.families,
-          ...(noise.select !== null
-            ? { taskIds: resultOf<SelectStageResult>(results, NOISE_SELECT_STAGE).taskIds }
-            : {}),
+          ...poolTaskIds(config, "noise", results),
           tasksPerStep: noise.tasksPerStep,
           groupSize: noise.groupSize,
           noise: noise.trainRate,
