@@ -62,6 +62,18 @@ export interface TrainerOptions<P extends ParamTree, B> {
   jit?: boolean;
   /** ONNX Runtime's memory pattern for the compiled steps (runtime.ts; default on). */
   memPattern?: boolean;
+  /**
+   * One micro-batch's loss, metrics and gradient computed outside the compiled gradient programs
+   * (policy/hf/layered-grad.ts: a real model's LoRA gradient layer by layer); the update stays the
+   * compiled `apply-update` on their sum. `index` is the micro-batch's place in the step. Consumes
+   * the batch, not the params.
+   */
+  microBatchGradients?: (
+    params: P,
+    batch: B,
+    index: number,
+    step: number,
+  ) => Promise<{ loss: number; metrics: Record<string, number>; grads: P }>;
 }
 
 export interface Trainer<P extends ParamTree, B> {
@@ -172,8 +184,17 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
    * Runs the micro-batches through the accumulating program one at a time (each read before the
    * next is dispatched), from a zero gradient sum, adding their scalars into `total`.
    */
-  const accumulateAll = async (params: P, microBatches: B[], mode: ExecMode, total: Scalars) => {
+  const accumulateAll = async (params: P, microBatches: B[], mode: ExecMode, total: Scalars, step = 0) => {
     let acc = mapTree((p) => np.zeros(p.shape, { dtype: p.dtype }), params);
+    const external = options.microBatchGradients;
+    if (external) {
+      for (const [index, batch] of microBatches.entries()) {
+        const { loss, metrics, grads } = await external(params, batch, index, step);
+        acc = mapTree((a, g) => a.add(g), acc, grads);
+        addScalars(total, { loss, metrics });
+      }
+      return acc;
+    }
     for (const batch of microBatches) {
       const [next, loss, metrics] = accumulate(refTree(params), acc, batch) as unknown as [P, ...Out];
       acc = next;
@@ -203,7 +224,7 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
       let params: P;
       let opt: AdamWState<P>;
       let gradNorm: number;
-      if (microBatches.length === 1) {
+      if (microBatches.length === 1 && !options.microBatchGradients) {
         type Final = [P, AdamWState<P>, JaxArray, Record<string, JaxArray>, JaxArray];
         let loss: JaxArray;
         let metrics: Record<string, JaxArray>;
@@ -218,7 +239,7 @@ export function createTrainer<P extends ParamTree, B>(options: TrainerOptions<P,
         addScalars(total, read);
         gradNorm = read.norm;
       } else {
-        const acc = await accumulateAll(state.params, microBatches, mode, total);
+        const acc = await accumulateAll(state.params, microBatches, mode, total, state.step);
         let norm: JaxArray;
         [params, opt, norm] = applyStep(state.params, state.opt, acc, lr);
         gradNorm = (await readArrays([norm], mode, [params, opt]))[0][0];

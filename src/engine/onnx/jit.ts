@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type JaxArray, jax, np } from "../jax.ts";
+import { unflattenTree } from "../tree.ts";
 import { type ConstInput, convertJaxpr, onnxDType, UnsupportedPrimitiveError } from "./convert.ts";
 import type { FusionCounts } from "./fuse.ts";
 import { isHostOnly, rememberHostCopy, takeHostData } from "./host-copies.ts";
@@ -84,6 +85,31 @@ export type OnnxJitted<F> = F & { dispose(): void; programs(): OnnxProgramInfo[]
 /** An abstract input for tracing (shape and dtype, no data): what `makeJaxpr` takes. */
 export function abstractInput(shape: number[], dtype: string): unknown {
   return new AbstractInput(shape, dtype);
+}
+
+/**
+ * A tree of abstract inputs from leaves keyed by dotted path (`layers.0.q`: lists where the keys are
+ * 0..n-1, as `unflattenTree`), with the paths in the order the traced program takes its leaves.
+ */
+export function abstractTree(leaves: Record<string, { shape: readonly number[]; dtype: string }>): {
+  abstract: unknown;
+  paths: string[];
+} {
+  const pathOf = new Map<unknown, string>();
+  const toAbstract = (node: unknown): unknown => {
+    if (typeof node === "string") {
+      const leaf = abstractInput([...leaves[node].shape], leaves[node].dtype);
+      pathOf.set(leaf, node);
+      return leaf;
+    }
+    if (Array.isArray(node)) return node.map(toAbstract);
+    return Object.fromEntries(Object.entries(node as object).map(([k, v]) => [k, toAbstract(v)]));
+  };
+  const abstract = toAbstract(unflattenTree(Object.keys(leaves).map((path) => [path, path])));
+  return {
+    abstract,
+    paths: (jax.tree.leaves(abstract as never) as unknown[]).map((leaf) => pathOf.get(leaf)!),
+  };
 }
 
 /**

@@ -307,8 +307,13 @@ export function tokenStats(
  * model's hidden states (the Hugging Face forward's too). Consumes hidden and head.
  */
 export function valueHeadValues(hidden: JaxArray, head: ValueHeadParams, valueGradient = false): JaxArray {
+  return alignToIds(valueHeadScores(hidden, head, valueGradient)); // [B,T]
+}
+
+/** The value head at each hidden state [.., D] → [..], where it stands (not aligned with the ids). Consumes hidden and head. */
+export function valueHeadScores(hidden: JaxArray, head: ValueHeadParams, valueGradient = false): JaxArray {
   const features = valueGradient ? hidden : lax.stopGradient(hidden);
-  return alignToIds(features.mul(head.w).sum(-1).add(head.b)); // [B,T]
+  return features.mul(head.w).sum(-1).add(head.b);
 }
 
 /** Shifts per-position predictions [B,T] right so index t holds the prediction of token t (index 0: none → 0). Consumes x. */

@@ -1,20 +1,5 @@
-/**
- * A loaded Hugging Face checkpoint on the ONNX engine: its parameters stay host arrays (never
- * copied into jax-js's heap: a real model's weights would not fit its 4 GiB), the programs are
- * traced from model.ts on abstract inputs and run in ONNX Runtime. `kvModel` serves the host KV
- * caches (policy/embedded/host-kv.ts: prefill and decode output only their new K/V rows);
- * `logits` runs the full causal forward, for scoring and for checking parity. With `lora` (a PEFT
- * adapter, peft.ts) every program computes the adapted model, the adapter's tensors being inputs
- * beside the base's (unmerged: a new adapter of the same shape reuses the programs). With
- * `trainedWeights` (full fine-tuning: a checkpoint whose weights change every optimizer step) no
- * program bakes the weights in: every one takes them as inputs, so an engine model over the next
- * step's weights reuses the programs and reads the new values. `sequenceValues` scores sequences
- * with a critic's value head (rl/hf-training.ts's `gae`) on the same forward.
- */
-import { jax } from "../../engine/jax.ts";
-import { abstractInput, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
+import { abstractInput, abstractTree, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
 import type { HostData } from "../../engine/onnx/runtime.ts";
-import { unflattenTree } from "../../engine/tree.ts";
 import { type KvModel, releaseFixedParams } from "../embedded/host-kv.ts";
 import { type ValueHeadParams, valueHeadValues } from "../embedded/model.ts";
 import type { HfModelConfig } from "./config.ts";
@@ -97,19 +82,13 @@ export class HfEngineModel {
     for (const [path, tensor] of Object.entries(options.lora?.tensors ?? {}))
       tensors[`lora.${path}`] = tensor;
     // The parameter tree with abstract leaves, and the host data in its leaf order.
-    const pathOf = new Map<unknown, string>();
-    const toAbstract = (node: unknown): unknown => {
-      if (typeof node === "string") {
-        const leaf = abstractInput([...tensors[node].shape], "float32");
-        pathOf.set(leaf, node);
-        return leaf;
-      }
-      if (Array.isArray(node)) return node.map(toAbstract);
-      return Object.fromEntries(Object.entries(node as object).map(([k, v]) => [k, toAbstract(v)]));
-    };
-    this.#abstract = toAbstract(unflattenTree(Object.keys(tensors).map((path) => [path, path])));
-    const leaves = jax.tree.leaves(this.#abstract as never) as unknown[];
-    this.#data = leaves.map((leaf) => tensors[pathOf.get(leaf)!].data as HostData);
+    const { abstract, paths } = abstractTree(
+      Object.fromEntries(
+        Object.entries(tensors).map(([path, { shape }]) => [path, { shape, dtype: "float32" }]),
+      ),
+    );
+    this.#abstract = abstract;
+    this.#data = paths.map((path) => tensors[path].data as HostData);
     const config = this.config;
     this.kvModel = {
       key: JSON.stringify({ hf: config, maxLen: this.maxLen, lora: options.lora?.config ?? null }),
@@ -126,7 +105,7 @@ export class HfEngineModel {
         : {
             fixedParams: {
               id: checkpointId(checkpoint),
-              leaves: leaves.map((leaf) => !pathOf.get(leaf)!.startsWith("lora.")),
+              leaves: paths.map((path) => !path.startsWith("lora.")),
             },
           }),
       forward: (p, keys, values, ids, start, count, withLogits, rowIndex) => {

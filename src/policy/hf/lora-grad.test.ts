@@ -6,38 +6,21 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { type JaxArray, jax } from "../../engine/jax.ts";
 import { disposeTree, flattenTree, treeFromHost } from "../../engine/tree.ts";
 import { ppoLoss } from "../../rl/loss.ts";
 import { crossEntropy, type PerTokenLoss } from "../embedded/losses.ts";
 import type { LoraParams } from "./lora.ts";
-import type { HfParams } from "./model.ts";
 import { maxAbsDiff } from "./testing-fixtures.ts";
-import { LORA_FIXTURE_NAMES, type LoraReference, readLoraReference } from "./testing-lora.ts";
+import {
+  LORA_FIXTURE_NAMES,
+  type LoraReference,
+  loraReferenceBatch,
+  readLoraReference,
+} from "./testing-lora.ts";
 import { type HfLoraBatch, hfLoraTokenLoss } from "./token-loss.ts";
 
 const TOLERANCE = 1e-4;
-
-function batchOf(reference: LoraReference): HfLoraBatch {
-  const B = reference.ids.length;
-  const T = reference.ids[0].length;
-  const shape = [B, T];
-  const mask = reference.mask.flat();
-  const count = mask.reduce((a, b) => a + b, 0);
-  const perToken = (values: ArrayLike<number>) => np.array(Float32Array.from(values), { shape });
-  return {
-    ids: np.array(Int32Array.from(reference.ids.flat()), { shape, dtype: np.int32 }),
-    // Token mean over the counted (response) tokens, as the script's losses.
-    weights: perToken(mask.map((m) => m / count)),
-    extra: {
-      oldLogprobs: perToken(reference.oldLogprobs),
-      advantages: perToken(reference.advantages),
-      lossScale: perToken(mask.map(() => 1)),
-      metricScale: perToken(mask.map((m) => m / count)),
-    },
-    base: treeFromHost<HfParams>(reference.base.tensors),
-  };
-}
 
 function lossAndGrads(reference: LoraReference, perToken: PerTokenLoss, entropy: boolean) {
   const loss = hfLoraTokenLoss(reference.base.config, reference.config, perToken, { entropy });
@@ -47,10 +30,10 @@ function lossAndGrads(reference: LoraReference, perToken: PerTokenLoss, entropy:
       return [out.loss, out.metrics] as never;
     },
     { hasAux: true },
-  )(treeFromHost<LoraParams>(reference.adapter) as never, batchOf(reference) as never) as unknown as [
-    [JaxArray, Record<string, JaxArray>],
-    LoraParams,
-  ];
+  )(
+    treeFromHost<LoraParams>(reference.adapter) as never,
+    loraReferenceBatch(reference) as never,
+  ) as unknown as [[JaxArray, Record<string, JaxArray>], LoraParams];
   const got = new Map(
     flattenTree(grads).map(([path, leaf]) => [path, leaf.ref.dataSync() as Float32Array] as const),
   );

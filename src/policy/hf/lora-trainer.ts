@@ -19,6 +19,7 @@ import { type AdamWOptions, adamw } from "../../engine/optim.ts";
 import { createTrainer, type Trainer } from "../../engine/train.ts";
 import { disposeTree, refTree, treeFromHost, unflattenTree } from "../../engine/tree.ts";
 import type { PerTokenLoss, TokenBatch, TokenLossOptions } from "../embedded/losses.ts";
+import { layeredGradientsOn, layeredLoraGradients } from "./layered-grad.ts";
 import type { LoraConfig, LoraParams } from "./lora.ts";
 import type { HfParams } from "./model.ts";
 import { type HfLoraBatch, hfFullTokenLoss, hfLoraTokenLoss, type WithValueHead } from "./token-loss.ts";
@@ -48,11 +49,18 @@ export function createLoraTrainer(
   lora: LoraConfig,
   options: LoraTrainerOptions,
 ): Trainer<WithValueHead<LoraParams>, TokenBatch> {
+  // On ONNX Runtime the gradient runs layer by layer with recomputation (layered-grad.ts): a real
+  // model's update then holds one block's activations and a few hundred tokens' logits at a time.
+  const layered =
+    engineName() === "onnx" && layeredGradientsOn() ? layeredLoraGradients(checkpoint, lora, options) : null;
   const inner = createTrainer<WithValueHead<LoraParams>, HfLoraBatch>({
     loss: hfLoraTokenLoss(checkpoint.config, lora, options.loss, options.lossOptions),
     optimizer: adamw(options.optimizer),
     maxGradNorm: options.maxGradNorm,
     memPattern: MEM_PATTERN,
+    ...(layered
+      ? { microBatchGradients: (params, batch, index, step) => layered.gradients(params, batch, step, index) }
+      : {}),
   });
   // The compiled steps (ONNX) read their inputs on the host: the base is the checkpoint's own
   // arrays there and lazy zeros in jax-js (not copied in: 2.3 GB for a 0.6B model). On the jax-js
@@ -67,13 +75,15 @@ export function createLoraTrainer(
         ) as HfParams)
       : treeFromHost<HfParams>(checkpoint.tensors);
   const withBase = (microBatches: TokenBatch[], step: number): HfLoraBatch[] =>
-    microBatches.map((batch, i) => ({
-      ...batch,
-      base: refTree(base),
-      ...(lora.dropout > 0
-        ? { dropoutKey: random.key(mixSeeds(mixSeeds(options.seed ?? 0, step), i) >>> 0) }
-        : {}),
-    }));
+    layered
+      ? (microBatches as HfLoraBatch[])
+      : microBatches.map((batch, i) => ({
+          ...batch,
+          base: refTree(base),
+          ...(lora.dropout > 0
+            ? { dropoutKey: random.key(mixSeeds(mixSeeds(options.seed ?? 0, step), i) >>> 0) }
+            : {}),
+        }));
   return {
     init: (params) => inner.init(params),
     step: (state, microBatches, learningRate) =>
@@ -81,6 +91,7 @@ export function createLoraTrainer(
     gradients: (params, microBatches) => inner.gradients(params, withBase(microBatches, 0)),
     dispose: () => {
       inner.dispose();
+      layered?.dispose();
       disposeTree(base as never);
     },
   };

@@ -254,23 +254,45 @@ export function hfHidden(
   const rope = ropeFor(positions, config);
   const mask = causalMask(T);
   params.layers.forEach((p, layer) => {
-    const adapter = options.adapters?.[layer];
-    const [q, k, v] = projectAttention(
-      blockNorm(x.ref, p.inputNorm, p.inputNormBias, eps),
-      p,
-      rope && [rope[0].ref, rope[1].ref],
-      config,
-      adapter,
-    );
-    const scores = np.matmul(q, np.expandDims(k.transpose([0, 1, 3, 2]), 2)).add(mask.ref); // [B,Hkv,G,T,T]
-    const probs = softmaxLast(scores);
-    const attended = mergeHeads(np.matmul(probs, np.expandDims(v, 2))); // [B,T,H·K]
-    x = x.add(project(attended, p, "o", adapter));
-    x = x.add(feedForward(blockNorm(x.ref, p.postNorm, p.postNormBias, eps), p, config, adapter));
+    x = hfBlock(x, p, rope && [rope[0].ref, rope[1].ref], mask.ref, config, options.adapters?.[layer]);
   });
   for (const leaf of rope ?? []) leaf.dispose();
   mask.dispose();
   return blockNorm(x, params.norm, params.normBias, eps);
+}
+
+/**
+ * One decoder block over the whole causal sequence: x [B,T,D] → x [B,T,D], with the cos/sin pair
+ * of positions 0..T−1 (`blockContext`; null: GPT-2) and the causal mask [T,T]. Consumes all its
+ * array arguments.
+ */
+export function hfBlock(
+  x: JaxArray,
+  p: HfLayerParams,
+  rope: [cos: JaxArray, sin: JaxArray] | null,
+  mask: JaxArray,
+  config: HfModelConfig,
+  adapter?: HfLayerAdapter,
+): JaxArray {
+  const eps = config.normEps;
+  const [q, k, v] = projectAttention(
+    blockNorm(x.ref, p.inputNorm, p.inputNormBias, eps),
+    p,
+    rope,
+    config,
+    adapter,
+  );
+  const scores = np.matmul(q, np.expandDims(k.transpose([0, 1, 3, 2]), 2)).add(mask); // [B,Hkv,G,T,T]
+  const probs = softmaxLast(scores);
+  const attended = mergeHeads(np.matmul(probs, np.expandDims(v, 2))); // [B,T,H·K]
+  x = x.add(project(attended, p, "o", adapter));
+  return x.add(feedForward(blockNorm(x.ref, p.postNorm, p.postNormBias, eps), p, config, adapter));
+}
+
+/** The rotary pair (null for GPT-2) and the causal mask of a whole sequence of T positions (`hfBlock`'s context). */
+export function blockContext(T: number, config: HfModelConfig): [[JaxArray, JaxArray] | null, JaxArray] {
+  const positions = np.arange(T, undefined, undefined, { dtype: np.int32 }).reshape([1, T]);
+  return [ropeFor(positions, config), causalMask(T)];
 }
 
 /** Softmax over the last axis (max-shifted). */

@@ -5,10 +5,13 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { HostTensor } from "../../engine/tree.ts";
+import { np } from "../../engine/jax.ts";
+import { type HostTensor, treeFromHost } from "../../engine/tree.ts";
 import { type LoraConfig, loraParamShapes, resolveLoraConfig } from "./lora.ts";
+import type { HfParams } from "./model.ts";
 import { peftKey, writeMergedCheckpoint, writePeftAdapter } from "./peft.ts";
 import { FIXTURES } from "./testing-fixtures.ts";
+import type { HfLoraBatch } from "./token-loss.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
 
 export const LORA_FIXTURES = join(FIXTURES, "lora");
@@ -105,4 +108,26 @@ export async function writeLoraFixtureFolders(name: LoraFixtureName, out: string
   await writePeftAdapter(join(out, "adapter"), adapter, config, base.config, name);
   await writeMergedCheckpoint(base, adapter, config, join(out, "merged"), { dtype: "float32" });
   return reference;
+}
+
+/** The reference's token batch with PPO extras and token-mean weights, the base beside it. */
+export function loraReferenceBatch(reference: LoraReference): HfLoraBatch {
+  const B = reference.ids.length;
+  const T = reference.ids[0].length;
+  const shape = [B, T];
+  const mask = reference.mask.flat();
+  const count = mask.reduce((a, b) => a + b, 0);
+  const perToken = (values: ArrayLike<number>) => np.array(Float32Array.from(values), { shape });
+  return {
+    ids: np.array(Int32Array.from(reference.ids.flat()), { shape, dtype: np.int32 }),
+    // Token mean over the counted (response) tokens, as the script's losses.
+    weights: perToken(mask.map((m) => m / count)),
+    extra: {
+      oldLogprobs: perToken(reference.oldLogprobs),
+      advantages: perToken(reference.advantages),
+      lossScale: perToken(mask.map(() => 1)),
+      metricScale: perToken(mask.map((m) => m / count)),
+    },
+    base: treeFromHost<HfParams>(reference.base.tensors),
+  };
 }

@@ -1,0 +1,161 @@
+/**
+ * The layered LoRA gradient (layered-grad.ts: block by block with recomputation, the head in
+ * token chunks) against PEFT's own loss and gradients (scripts/hf-lora-fixtures.py) on the tiny
+ * Qwen3, Llama 3 and GPT-2 checkpoints, and against the one-program gradient (token-loss.ts
+ * through jax-js `valueAndGrad`) where PEFT has no reference: a critic's value head, with and
+ * without its gradient reaching the trunk.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { disposeTree, flattenTree, type ParamTree, treeFromHost } from "../../engine/tree.ts";
+import { ppoLoss } from "../../rl/loss.ts";
+import { crossEntropy, type PerTokenLoss, type TokenLossOptions } from "../embedded/losses.ts";
+import { layeredLoraGradients } from "./layered-grad.ts";
+import type { LoraParams } from "./lora.ts";
+import { maxAbsDiff } from "./testing-fixtures.ts";
+import {
+  LORA_FIXTURE_NAMES,
+  type LoraReference,
+  loraReferenceBatch,
+  readLoraReference,
+} from "./testing-lora.ts";
+import { type HfLoraBatch, hfLoraTokenLoss, type WithValueHead } from "./token-loss.ts";
+
+const TOLERANCE = 1e-4;
+
+async function layered(
+  reference: LoraReference,
+  perToken: PerTokenLoss,
+  lossOptions: TokenLossOptions,
+  params: WithValueHead<LoraParams>,
+  extra: { headTokens?: number; batch?: HfLoraBatch } = {},
+) {
+  const gradients = layeredLoraGradients(reference.base, reference.config, {
+    loss: perToken,
+    lossOptions,
+    headTokens: extra.headTokens,
+  });
+  const batch = extra.batch ?? loraReferenceBatch(reference);
+  disposeTree(batch.base as never);
+  const out = await gradients.gradients(params, batch, 0, 0);
+  gradients.dispose();
+  const grads = new Map(
+    flattenTree(out.grads as ParamTree).map(([path, leaf]) => [path, leaf.dataSync() as Float32Array]),
+  );
+  return { loss: out.loss, metrics: out.metrics, grads };
+}
+
+/** The one-program gradient of the same loss (jax-js, eager). Consumes nothing of the caller's. */
+function fused(
+  reference: LoraReference,
+  perToken: PerTokenLoss,
+  lossOptions: TokenLossOptions,
+  params: WithValueHead<LoraParams>,
+  batch: HfLoraBatch,
+) {
+  const loss = hfLoraTokenLoss(reference.base.config, reference.config, perToken, lossOptions);
+  const [[value, metrics], grads] = jax.valueAndGrad(
+    (p: WithValueHead<LoraParams>, b: HfLoraBatch) => {
+      const out = loss(p, b);
+      return [out.loss, out.metrics] as never;
+    },
+    { hasAux: true },
+  )(params as never, batch as never) as unknown as [[JaxArray, Record<string, JaxArray>], LoraParams];
+  return {
+    loss: value.item() as number,
+    metrics: Object.fromEntries(Object.entries(metrics).map(([name, m]) => [name, m.item() as number])),
+    grads: new Map(
+      flattenTree(grads as ParamTree).map(([path, leaf]) => [path, leaf.dataSync() as Float32Array]),
+    ),
+  };
+}
+
+for (const name of LORA_FIXTURE_NAMES) {
+  const reference = readLoraReference(name);
+  const cases: [string, "sft" | "ppo", PerTokenLoss, boolean][] = [
+    ["masked cross-entropy", "sft", crossEntropy, false],
+    ["PPO-clip", "ppo", ppoLoss({ clipLow: reference.clip[0], clipHigh: reference.clip[1] }), true],
+  ];
+  for (const [title, key, perToken, entropy] of cases) {
+    // 8 tokens a head chunk: the fixtures' few response tokens span several chunks.
+    for (const headTokens of [undefined, 8]) {
+      test(`layered, ${name}, ${title}, head chunks of ${headTokens ?? "default"}: PEFT's loss and every LoRA gradient within ${TOLERANCE}`, async () => {
+        const expected = reference.losses[key];
+        const params = treeFromHost<LoraParams>(reference.adapter);
+        const { loss, metrics, grads } = await layered(reference, perToken, { entropy }, params, {
+          headTokens,
+        });
+        assert.ok(Math.abs(loss - expected.value) <= TOLERANCE, `loss ${loss}, PEFT ${expected.value}`);
+        assert.deepEqual([...grads.keys()].sort(), Object.keys(expected.grads).sort());
+        for (const [path, want] of Object.entries(expected.grads)) {
+          const error = maxAbsDiff(grads.get(path)!, want);
+          assert.ok(error <= TOLERANCE, `${path}: max |Δgrad| ${error}`);
+        }
+        // The metrics are the one-program loss's (PEFT gives none); it consumes the params.
+        const one = fused(reference, perToken, { entropy }, params, loraReferenceBatch(reference));
+        assert.deepEqual(Object.keys(metrics).sort(), Object.keys(one.metrics).sort());
+        for (const [metric, value] of Object.entries(one.metrics))
+          assert.ok(Math.abs(metrics[metric] - value) <= 1e-5, `${metric}: ${metrics[metric]} vs ${value}`);
+        if (key === "ppo")
+          assert.ok(metrics["policy/clip_fraction"] > 0 && metrics["policy/clip_fraction"] < 1);
+      });
+    }
+  }
+}
+
+for (const valueGradient of [false, true]) {
+  test(`layered, a critic's value head (valueGradient ${valueGradient}): loss, metrics and every gradient equal the one-program gradient's`, async () => {
+    const reference = readLoraReference("qwen3-tied");
+    const D = reference.base.config.hiddenSize;
+    const perToken = ppoLoss({ clipLow: 0.2, clipHigh: 0.28, valueCoef: 0.5, valueClip: 0.2 });
+    const lossOptions = { entropy: true, values: true, valueGradient };
+    const makeParams = () => {
+      const params = treeFromHost<WithValueHead<LoraParams>>(reference.adapter);
+      params.value = {
+        w: np.array(Float32Array.from({ length: D }, (_, i) => Math.sin(i + 1) * 0.3)),
+        b: np.array(Float32Array.of(0.1)),
+      };
+      return params;
+    };
+    const withCritic = (batch: HfLoraBatch) => {
+      const shape = [...batch.ids.shape];
+      const size = shape[0] * shape[1];
+      batch.extra.oldValues = np.array(
+        Float32Array.from({ length: size }, (_, i) => Math.cos(i) * 0.2),
+        { shape },
+      );
+      batch.extra.returns = np.array(
+        Float32Array.from({ length: size }, (_, i) => ((i % 3) - 1) * 0.5),
+        { shape },
+      );
+      return batch;
+    };
+    const params = makeParams();
+    const got = await layered(reference, perToken, lossOptions, params, {
+      headTokens: 8,
+      batch: withCritic(loraReferenceBatch(reference)),
+    });
+    const want = fused(
+      reference,
+      perToken,
+      lossOptions,
+      makeParams(),
+      withCritic(loraReferenceBatch(reference)),
+    );
+    assert.ok(Math.abs(got.loss - want.loss) <= 1e-5, `loss ${got.loss} vs ${want.loss}`);
+    for (const [metric, value] of Object.entries(want.metrics))
+      assert.ok(
+        Math.abs(got.metrics[metric] - value) <= 1e-5,
+        `${metric}: ${got.metrics[metric]} vs ${value}`,
+      );
+    assert.deepEqual([...got.grads.keys()].sort(), [...want.grads.keys()].sort());
+    for (const [path, expected] of want.grads) {
+      const error = maxAbsDiff(got.grads.get(path)!, expected);
+      assert.ok(error <= 1e-5, `${path}: max |Δgrad| ${error}`);
+    }
+    // The value head's gradient is there and not zero; through the trunk it moves the adapter.
+    assert.ok(Math.max(...[...got.grads.get("value.w")!].map(Math.abs)) > 1e-3);
+    disposeTree(params as never);
+  });
+}
