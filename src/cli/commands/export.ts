@@ -5,6 +5,7 @@
  *   agentrl export runs/eval-1 --out plain.jsonl --no-lossless     (for OpenAI's fine-tuning API)
  *   agentrl import other-tool.jsonl --run runs/imported            (creates the run directory)
  *   agentrl export hf models/base-strong --out base-strong-hf        (a model, see export-hf.ts)
+ *   agentrl export gguf hf:Qwen3-0.6B --out qwen3.gguf --type q8_0   (for llama.cpp, see export-gguf.ts)
  *
  * Lines carry the full trajectory under `agentrl` unless `--no-lossless`; importing such a line
  * reproduces the trajectory exactly. Tool specs come from the run (recorded by the command that
@@ -24,6 +25,7 @@ import {
   type Store,
   type TrajectoryFilter,
 } from "../../store/index.ts";
+import { registerExportGguf } from "./export-gguf.ts";
 import { registerExportHf } from "./export-hf.ts";
 import { parseChoice, parseNumber } from "./options.ts";
 
@@ -102,8 +104,10 @@ export function register(program: Command): void {
         store.close();
       }
     });
-  // `export hf <modelDir>`: commander dispatches to it when the first operand is "hf".
+  // `export hf <modelDir>` and `export gguf <model>`: commander dispatches to them when the first
+  // operand is "hf" or "gguf".
   registerExportHf(exportCommand);
+  registerExportGguf(exportCommand);
 
   program
     .command("import")
