@@ -8,9 +8,19 @@
 import { cp, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { getLlama, type Llama, LlamaLogLevel, type LlamaModel, type Token } from "node-llama-cpp";
+import {
+  type ControlledEvaluateInputItem,
+  getLlama,
+  type Llama,
+  LlamaLogLevel,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
 import { createRng } from "../../core/random.ts";
+import type { Policy, PolicyStep } from "../../types/policy.ts";
 import { DecodeSession } from "../embedded/decode-session.ts";
+import { textStopTokens } from "../embedded/embedded-policy.ts";
+import type { WordTokenizer } from "../embedded/tokenizer.ts";
 import type { HfEngineModel } from "./engine.ts";
 
 let llama: Promise<Llama> | undefined;
@@ -51,15 +61,17 @@ export async function loadGguf(path: string, options: { vocabOnly?: boolean } = 
   }
 }
 
-/** A fresh context: F32 keys and values, flash attention off, 2 threads. */
+/** A fresh context: F32 keys and values, flash attention off, 1 thread. */
 async function context(model: LlamaModel, length: number) {
   return model.createContext({
-    contextSize: Math.max(length, 32),
-    batchSize: Math.max(length, 32),
+    // Room past the last token: a context the tokens fill exactly is shifted by node-llama-cpp
+    // (its oldest tokens dropped) before the last one is evaluated.
+    contextSize: length + 64,
+    batchSize: length + 64,
     flashAttention: false,
     experimentalKvCacheKeyType: "F32",
     experimentalKvCacheValueType: "F32",
-    threads: 2,
+    threads: 1,
   });
 }
 
@@ -89,24 +101,66 @@ export async function llamaLogits(
   }
 }
 
-/** llama.cpp's greedy continuation of `prompt`: `count` tokens, no stop token. */
+/**
+ * llama.cpp's greedy continuation of `prompt`: up to `count` tokens, through its own sampler at
+ * temperature 0 and its KV cache, ending early only at one of `stop` (included, as the engine's
+ * decode includes it; an end-of-generation token does not stop it unless listed).
+ */
 export async function llamaGreedy(
   model: LlamaModel,
   prompt: readonly number[],
   count: number,
+  stop: readonly number[] = [],
 ): Promise<number[]> {
   const ctx = await context(model, prompt.length + count);
   try {
-    const out: number[] = [];
     const sequence = ctx.getSequence();
-    for await (const token of sequence.evaluate(prompt as Token[], { temperature: 0 })) {
+    const out: number[] = [];
+    let input: ControlledEvaluateInputItem[] = prompt.map((id) => id as Token);
+    while (out.length < count) {
+      const last = input.at(-1) as Token;
+      input[input.length - 1] = [last, { generateNext: { token: true, options: { temperature: 0 } } }];
+      const results = await sequence.controlledEvaluate(input);
+      const token = results.at(-1)?.next?.token;
+      if (token == null) throw new Error(`llamaGreedy: no token after ${out.length}`);
       out.push(token);
-      if (out.length === count) break;
+      if (stop.includes(token)) break;
+      input = [token];
     }
     return out;
   } finally {
     await ctx.dispose();
   }
+}
+
+/**
+ * A text-protocol policy on llama.cpp at temperature 0, as the lab's embedded policy acts: fed the
+ * episode's ids (its prompt, then each turn's ids and observation's), it decodes greedily until a
+ * turn's stop tag or `maxTokens`. No log-probs.
+ */
+export function llamaTextPolicy(model: LlamaModel, tokenizer: WordTokenizer): Policy {
+  const stop = textStopTokens(tokenizer.tokens).map((token) => tokenizer.requireId(token));
+  return {
+    id: "llama.cpp",
+    protocol: "text",
+    tokenizer,
+    act: async (contexts) => {
+      const steps: PolicyStep[] = [];
+      for (const c of contexts) {
+        const ids = [...c.prompt.tokenIds];
+        for (const turn of c.turns) ids.push(...turn.tokenIds, ...(turn.observation?.tokenIds ?? []));
+        const tokenIds = await llamaGreedy(model, ids, c.maxTokens, stop);
+        const stopped = stop.includes(tokenIds.at(-1)!);
+        steps.push({
+          text: tokenizer.decode(tokenIds),
+          tokenIds,
+          logprobs: null,
+          finishReason: stopped ? "stop" : "length",
+        });
+      }
+      return steps;
+    },
+  };
 }
 
 /** The engine's greedy continuation of `prompt` through its KV-cache decode (the rollout path). */
