@@ -172,6 +172,10 @@ test("qwen3-chat: llama.cpp tokenizes as tokenizer.json does, holds the chat tem
   assert.equal(metadata.chat_template, readFileSync(join(folder, "chat_template.jinja"), "utf8"));
   assert.equal(model.tokens.eos, tokenizer.tokenId("<|im_end|>"));
   assert.equal(model.tokens.bos, 400); // config.json's bos_token_id: tokenizer_config.json names none
+  // generation_config.json's sampling defaults (temperature 0.6, top-k 20, top-p 0.95), as float32.
+  const sampling = (model.fileInfo.metadata.general as unknown as { sampling: Record<string, number> })
+    .sampling;
+  assert.deepEqual(sampling, { temp: Math.fround(0.6), top_k: 20, top_p: Math.fround(0.95) });
   const engine = HfEngineModel.load(folder);
   try {
     const prompt = tokenizer.encode(texts[2]!);

@@ -15,7 +15,7 @@
  * A folder without tokenizer.json is refused: llama.cpp's `no_vocab` files load, then abort on the
  * first prompt.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { HostTensor } from "../../engine/tree.ts";
 import { treeToHost } from "../../engine/tree.ts";
@@ -24,7 +24,7 @@ import { textStopTokens } from "../embedded/embedded-policy.ts";
 import { withoutValueHead } from "../embedded/model.ts";
 import { AGENTRL_TEXT_TEMPLATE } from "./agentrl-text.ts";
 import { type HfModelConfig, parseHfConfig } from "./config.ts";
-import { ggufModelMetadata } from "./gguf-metadata.ts";
+import { ggufModelMetadata, samplingMetadata } from "./gguf-metadata.ts";
 import { GGUF_ARCHITECTURES, type GgufFileType, ggufTensors } from "./gguf-tensors.ts";
 import { bpeTokenizerMetadata } from "./gguf-tokenizer.ts";
 import { WORD_LEVEL_NOTE, wordLevelMetadata } from "./gguf-word-level.ts";
@@ -88,13 +88,17 @@ async function labSource(dir: string): Promise<Source> {
   };
 }
 
-/** The tokenizer keys of a checkpoint folder (its tokenizer.json and chat template). */
+/** The tokenizer keys of a checkpoint folder (its tokenizer.json and chat template), and its sampling defaults. */
 function hfTokenizer(folder: string, config: HfModelConfig, notes: string[]): Map<string, GgufValue> {
   // llama.cpp's `no_vocab` files load, then abort the process on the first prompt they are given.
   if (!existsSync(join(folder, "tokenizer.json")))
     throw new Error(`export gguf: ${folder} has no tokenizer.json; llama.cpp needs the model's tokenizer`);
   const { metadata } = bpeTokenizerMetadata(folder, config);
   if (!metadata.has("tokenizer.chat_template")) notes.push("no chat template in the folder: none written");
+  const generation = join(folder, "generation_config.json");
+  if (existsSync(generation))
+    for (const [key, value] of samplingMetadata(JSON.parse(readFileSync(generation, "utf8"))))
+      metadata.set(key, value);
   return metadata;
 }
 

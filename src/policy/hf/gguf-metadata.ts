@@ -12,7 +12,9 @@
  * - GPT-2: `attention.layer_norm_epsilon`.
  *
  * And `general.architecture`, `general.type` "model", `general.name`, `general.file_type` and
- * `general.quantization_version` (2, ggml's).
+ * `general.quantization_version` (2, ggml's); from generation_config.json, the sampling defaults
+ * llama.cpp starts from (`general.sampling.temp`, `top_k`, `top_p`, `min_p`, `penalty_repeat`),
+ * written as convert writes them whether or not `do_sample` is set.
  */
 import type { HfModelConfig } from "./config.ts";
 import { GGUF_ARCHITECTURES, type GgufFileType, LLAMA_FILE_TYPE } from "./gguf-tensors.ts";
@@ -57,5 +59,25 @@ export function ggufModelMetadata(
   }
   kv.set("general.file_type", gguf.u32(LLAMA_FILE_TYPE[fileType]));
   kv.set("general.quantization_version", gguf.u32(GGML_QUANT_VERSION));
+  return kv;
+}
+
+/** generation_config.json's field of each `general.sampling.*` key convert writes, with the key's type. */
+const SAMPLING_FIELDS = [
+  ["temperature", "temp", "float32"],
+  ["top_k", "top_k", "int32"],
+  ["top_p", "top_p", "float32"],
+  ["min_p", "min_p", "float32"],
+  ["repetition_penalty", "penalty_repeat", "float32"],
+] as const;
+
+/** The `general.sampling.*` keys of a generation_config.json object (fields it lacks are left out). */
+export function samplingMetadata(generation: Record<string, unknown>): Map<string, GgufValue> {
+  const kv = new Map<string, GgufValue>();
+  for (const [field, key, type] of SAMPLING_FIELDS) {
+    const value = generation[field];
+    if (typeof value !== "number") continue;
+    kv.set(`general.sampling.${key}`, type === "int32" ? gguf.i32(value) : gguf.f32(value));
+  }
   return kv;
 }
