@@ -102,20 +102,22 @@ function hfTokenizer(folder: string, config: HfModelConfig, notes: string[]): Ma
   return metadata;
 }
 
+/** config.json of a checkpoint folder, parsed (before its weights are read, to refuse early). */
+function folderConfig(folder: string): HfModelConfig {
+  return parseHfConfig(JSON.parse(readFileSync(join(folder, "config.json"), "utf8")));
+}
+
 async function hfSource(folder: string, base: string | undefined): Promise<Source> {
   const notes: string[] = [];
   if (existsSync(join(folder, "config.json"))) {
+    // The tokenizer first: a folder llama.cpp could not run is refused before its weights are read.
+    const tokenizer = hfTokenizer(folder, folderConfig(folder), notes);
     const checkpoint = loadHfCheckpoint(folder);
-    return {
-      kind: "hf",
-      config: checkpoint.config,
-      params: checkpoint.tensors,
-      tokenizer: hfTokenizer(folder, checkpoint.config, notes),
-      notes,
-    };
+    return { kind: "hf", config: checkpoint.config, params: checkpoint.tensors, tokenizer, notes };
   }
   const baseFolder = base ?? adapterBase(folder);
   if (baseFolder === null) throw new Error(`export gguf: ${folder}: no base checkpoint for the adapter`);
+  const tokenizer = hfTokenizer(baseFolder, folderConfig(baseFolder), notes);
   const checkpoint = loadHfCheckpoint(baseFolder);
   const adapter = await readPeftAdapter(folder, checkpoint.config);
   notes.push(
@@ -125,7 +127,7 @@ async function hfSource(folder: string, base: string | undefined): Promise<Sourc
     kind: "hf+lora",
     config: checkpoint.config,
     params: mergeLora(checkpoint.tensors, adapter.tensors, adapter.config, checkpoint.config),
-    tokenizer: hfTokenizer(baseFolder, checkpoint.config, notes),
+    tokenizer,
     notes,
   };
 }

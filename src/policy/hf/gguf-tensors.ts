@@ -102,7 +102,7 @@ function refuseUnread(config: HfModelConfig, arch: GgufArchitecture): void {
     throw new Error(`export gguf: llama.cpp's ${arch} does not compute ${unread.join(", ")}`);
 }
 
-/** The GGUF name of each parameter path, in the order convert writes them (for the llama-style blocks). */
+/** The GGUF name of each parameter path a config may have (absent parameters are skipped). */
 function names(config: HfModelConfig): [path: string, name: string][] {
   const out: [string, string][] = [["embed", "token_embd.weight"]];
   if (config.block === "gpt2") out.push(["positions", "position_embd.weight"]);
