@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -10,6 +10,7 @@ import {
   floatToHalfBits,
   readSafetensorsFile,
   SafetensorsError,
+  writeSafetensorsFile,
 } from "./safetensors.ts";
 import type { HostTensor } from "./tree.ts";
 
@@ -207,4 +208,29 @@ test("float32 tensors written as BF16 or F16 read back exactly when representabl
     () => encodeSafetensors(source, undefined, { float32As: "F8" as "F16" }),
     /float32As must be BF16 or F16, got "F8"/,
   );
+});
+
+test("writeSafetensorsFile writes encodeSafetensors' bytes, float32 narrowed or not", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "st-write-"));
+  try {
+    const tensors: Record<string, HostTensor> = {
+      "b.weight": {
+        dtype: "float32",
+        shape: [2, 3],
+        data: Float32Array.of(1, -2.5, 3.14159, 1e-8, 65504, -0),
+      },
+      "a.ids": { dtype: "int32", shape: [3], data: Int32Array.of(7, -1, 2 ** 30) },
+      "c.bias": { dtype: "float32", shape: [1], data: Float32Array.of(0.1) },
+    };
+    for (const options of [{}, { float32As: "BF16" as const }, { float32As: "F16" as const }]) {
+      const path = join(dir, `${options.float32As ?? "f32"}.safetensors`);
+      await writeSafetensorsFile(path, tensors, { format: "pt" }, options);
+      assert.deepEqual(
+        new Uint8Array(readFileSync(path)),
+        encodeSafetensors(tensors, { format: "pt" }, options),
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -14,6 +14,7 @@
  * `.to(torch.bfloat16)` and `.half()` do.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { open } from "node:fs/promises";
 import type { HostData, HostDType, HostTensor } from "./tree.ts";
 
 const DTYPE_CODES: Record<HostDType, string> = {
@@ -121,12 +122,12 @@ export interface EncodeOptions {
   float32As?: HalfCode;
 }
 
-/** Serialises tensors (and string metadata) into safetensors bytes. */
-export function encodeSafetensors(
+/** The header bytes (length prefix included) and the tensors' names in file order. */
+function encodeHeader(
   tensors: Record<string, HostTensor>,
-  metadata?: Record<string, string>,
-  options: EncodeOptions = {},
-): Uint8Array {
+  metadata: Record<string, string> | undefined,
+  options: EncodeOptions,
+): { header: Uint8Array; names: string[]; dataBytes: number } {
   const narrow = options.float32As;
   if (narrow !== undefined && !(narrow in HALF_CODES))
     throw new Error(`encodeSafetensors: float32As must be BF16 or F16, got ${JSON.stringify(narrow)}`);
@@ -149,25 +150,61 @@ export function encodeSafetensors(
   }
   let json = JSON.stringify(header);
   json += " ".repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
-  const headerBytes = new TextEncoder().encode(json);
-  const out = new Uint8Array(8 + headerBytes.length + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(headerBytes.length), true);
-  out.set(headerBytes, 8);
-  let position = 8 + headerBytes.length;
+  const jsonBytes = new TextEncoder().encode(json);
+  const out = new Uint8Array(8 + jsonBytes.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(jsonBytes.length), true);
+  out.set(jsonBytes, 8);
+  return { header: out, names, dataBytes: offset };
+}
+
+/** A tensor's bytes as the file stores them (float32 narrowed to `float32As` when asked). */
+function tensorBytes({ dtype, data }: HostTensor, options: EncodeOptions): Uint8Array {
+  const narrow = options.float32As;
+  if (narrow === undefined || dtype !== "float32")
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const halves = new Uint16Array(data.length);
+  const convert = narrow === "BF16" ? floatToBf16Bits : floatToHalfBits;
+  for (let i = 0; i < data.length; i++) halves[i] = convert(data[i]);
+  return new Uint8Array(halves.buffer);
+}
+
+/** Serialises tensors (and string metadata) into safetensors bytes. */
+export function encodeSafetensors(
+  tensors: Record<string, HostTensor>,
+  metadata?: Record<string, string>,
+  options: EncodeOptions = {},
+): Uint8Array {
+  const { header, names, dataBytes } = encodeHeader(tensors, metadata, options);
+  const out = new Uint8Array(header.length + dataBytes);
+  out.set(header, 0);
+  let position = header.length;
   for (const name of names) {
-    const { dtype, data } = tensors[name];
-    if (narrow !== undefined && dtype === "float32") {
-      // Every earlier tensor's size is even and the header ends on 8 bytes: position is aligned.
-      const halves = new Uint16Array(out.buffer, position, data.length);
-      const convert = narrow === "BF16" ? floatToBf16Bits : floatToHalfBits;
-      for (let i = 0; i < data.length; i++) halves[i] = convert(data[i]);
-      position += halves.byteLength;
-      continue;
-    }
-    out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), position);
-    position += data.byteLength;
+    const bytes = tensorBytes(tensors[name], options);
+    out.set(bytes, position);
+    position += bytes.byteLength;
   }
   return out;
+}
+
+/**
+ * Writes the same bytes as `encodeSafetensors` to `path`, one tensor at a time: a real model's
+ * file is never held whole in memory (Qwen3-0.6B's bf16 file is 1.2 GB beside its 2.4 GB of
+ * float32 weights).
+ */
+export async function writeSafetensorsFile(
+  path: string,
+  tensors: Record<string, HostTensor>,
+  metadata?: Record<string, string>,
+  options: EncodeOptions = {},
+): Promise<void> {
+  const { header, names } = encodeHeader(tensors, metadata, options);
+  const file = await open(path, "w");
+  try {
+    await file.write(header);
+    for (const name of names) await file.write(tensorBytes(tensors[name], options));
+  } finally {
+    await file.close();
+  }
 }
 
 export interface SafetensorsContent {

@@ -86,6 +86,12 @@ export interface RuntimeOptions {
    * but a training step's activations then all live at the same time.
    */
   memPattern?: boolean;
+  /**
+   * ORT's CPU memory arena (default on; off everywhere with AGENTRL_ORT_ARENA=0). Off for programs
+   * run now and then over large buffers (a real model's layered LoRA gradient, layered-grad.ts):
+   * their memory is returned after each run instead of held while the session stays open.
+   */
+  arena?: boolean;
 }
 
 export function defaultThreads(): number {
@@ -208,6 +214,11 @@ export class OrtProgram {
       enableProfiling: profilePrefix !== undefined,
       profileFilePrefix: profilePrefix,
       logSeverityLevel: 3,
+      // Without ORT's CPU arena a run's buffers go back to the allocator when it ends (large ones
+      // to the system), where the arena keeps its high-water mark for the session's life.
+      ...(options.arena === false || process.env.AGENTRL_ORT_ARENA === "0"
+        ? { enableCpuMemArena: false }
+        : {}),
       // The memory pattern allocates a run's buffers at once from the previous run's: faster, but
       // a training step's activations then all live together (measured: a 135M model's 256-token
       // LoRA update peaked at 3.05 GB with it, 2.3 GB without: docs/real-checkpoints.md).

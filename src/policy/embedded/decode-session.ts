@@ -262,6 +262,7 @@ export class DecodeSession {
     // read runs it), so it is not timed separately.
     const mode = this.#site.preferred;
     if (this.#slots.some((state) => state.sequence.length - 1 > state.written)) await this.#flushAll(mode);
+    this.#host?.reserve(Math.max(...this.#slots.map((state) => state.sequence.length)));
     for (;;) {
       const chunk = this.#chunkFor();
       const ids = new Int32Array(this.rows * chunk);
@@ -396,7 +397,10 @@ export class DecodeSession {
     if (this.#disposed) return;
     this.#disposed = true;
     if (this.#params) disposeTree(this.#params);
-    if (this.#host) return;
+    if (this.#host) {
+      this.#host.release();
+      return;
+    }
     disposeTree(this.#cache as never);
     disposeTree(this.#recent as never);
     for (const program of [this.#prefill, this.#decode, this.#flushRecent]) {

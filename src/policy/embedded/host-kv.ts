@@ -132,6 +132,22 @@ export interface KvModel {
    * rely on to the bit.
    */
   normalise?: boolean;
+  /**
+   * Steps run on as few rows as have work (buckets of 1, 2, 4, … rows); otherwise on at least 8.
+   * The hf engine's decode step is bound by reading the weights at 1 row and by arithmetic at 8
+   * (Qwen3-0.6B's shape: 91 ms at 1 row, 241 ms at 8), so one live sequence must not pay for
+   * eight. The lab's GPT keeps its 8-row floor: its committed results were drawn from those
+   * programs, to the bit.
+   */
+  smallSteps?: boolean;
+  /**
+   * The caches grow at once to hold a whole prompt about to be written chunk by chunk
+   * (`HostKvCache.reserve`) rather than through every capacity on the way: at Qwen3-0.6B's shape
+   * 8 rows of 512 positions are 0.94 GB of caches, and the 64-, 128- and 256-position ones left
+   * behind were 0.8 GB more until collected. The lab's GPT keeps its growth as it was (its results
+   * were computed at those capacities, to the bit).
+   */
+  reserveCapacity?: boolean;
   forward(
     params: never,
     keys: JaxArray[],
@@ -171,11 +187,19 @@ const MAX_PROGRAMS = 48;
  * Decode programs with one model's fixed parameters baked in: each holds a packed copy of those
  * weights (about their size), so only the most recently used few stay open (a cache growing
  * through its capacities uses one at a time), and together they take at most a quarter of the
- * machine's memory: a 135M model's (0.54 GB) keeps 3 on 8 GB, a 0.6B model's (2.4 GB) 1 on 16 GB
- * and none on 8 GB, where its decode steps take the weights as inputs.
+ * machine's memory: a 135M model's (0.54 GB) keeps 3 on 8 GB; a model past MAX_BAKED_BYTES
+ * (a 0.6B one's 2.4 GB) none, its decode steps taking the weights as inputs.
  */
 const MAX_BAKED_PROGRAMS = 3;
 const BAKED_MEMORY_SHARE = 0.25;
+/**
+ * Weights past this size are never baked in. A baked program holds ORT's packed copy and, for a
+ * tied embedding, the table itself beside it: at Qwen3-0.6B's shape (2.4 GB of float32 weights)
+ * each one took 4.1 GB more, for no faster decode step (1 row: 91–117 ms fed, 108–122 ms baked;
+ * 8 rows: 241 ms fed, 225–247 ms baked, docs/real-checkpoints.md): a step of a model that size
+ * is bound by reading its weights, not by ORT's per-run packing, which only pays for small models.
+ */
+const MAX_BAKED_BYTES = 2 ** 30;
 
 /** Baked programs a model may keep open, by its fixed parameters' size (computed once per model). */
 const bakedLimits = new WeakMap<KvModel, number>();
@@ -187,7 +211,10 @@ function bakedProgramLimit(model: KvModel, fixed: NonNullable<KvModel["fixedPara
     model.paramData.forEach((data, i) => {
       if (fixed.leaves[i]) bytes += data.byteLength;
     });
-    limit = Math.min(MAX_BAKED_PROGRAMS, Math.floor((totalmem() * BAKED_MEMORY_SHARE) / Math.max(bytes, 1)));
+    limit =
+      bytes > MAX_BAKED_BYTES
+        ? 0
+        : Math.min(MAX_BAKED_PROGRAMS, Math.floor((totalmem() * BAKED_MEMORY_SHARE) / Math.max(bytes, 1)));
     bakedLimits.set(model, limit);
   }
   return limit;
@@ -359,6 +386,34 @@ function copyInto(
 }
 
 /**
+ * Cache buffers given back by caches that grew or were released, by length, for the next cache
+ * of that size (zeroed first). A dropped buffer is freed only when the collector runs, which at a
+ * real model's size is too late: an RL step's new policy allocated 0.94 GB of fresh caches while
+ * the last step's still held theirs (Qwen3-0.6B's shape, 8 rows of 512 positions). At most
+ * MAX_SPARE_BYTES are kept; past it a buffer is left to the collector.
+ */
+const spare = new Map<number, Float32Array[]>();
+let spareBytes = 0;
+const MAX_SPARE_BYTES = 2 ** 30;
+
+function takeBuffer(size: number): Float32Array {
+  const buffer = spare.get(size)?.pop();
+  if (!buffer) return new Float32Array(size);
+  spareBytes -= buffer.byteLength;
+  return buffer.fill(0);
+}
+
+function giveBack(buffers: readonly Float32Array[]): void {
+  for (const buffer of buffers) {
+    if (spareBytes + buffer.byteLength > MAX_SPARE_BYTES) return;
+    spareBytes += buffer.byteLength;
+    const list = spare.get(buffer.length) ?? [];
+    list.push(buffer);
+    spare.set(buffer.length, list);
+  }
+}
+
+/**
  * Host caches and the programs that extend them, for `rows` sequences of one model. The caches
  * hold `capacity` positions per row, the smallest bucket that fits the longest live row (attention
  * reads the whole capacity, so short sequences cost less, as PyTorch's growing caches do); they
@@ -374,6 +429,8 @@ export class HostKvCache {
   #capacity: number;
   /** Positions cached per row (what a change of capacity must keep). */
   readonly #lengths: Int32Array;
+  /** Positions the last `reserve` asked for (the caches do not shrink below them). */
+  #reserved = 0;
 
   constructor(model: KvModel, rows: number) {
     this.rows = rows;
@@ -385,6 +442,18 @@ export class HostKvCache {
     this.#values = this.#allocate(this.#capacity);
   }
 
+  /**
+   * Grows the caches at once to hold `length` positions per row (before a prompt is written chunk
+   * by chunk), and keeps them from shrinking below it until the next reservation. Only for models
+   * with `reserveCapacity`; a no-op otherwise.
+   */
+  reserve(length: number): void {
+    if (!this.model.reserveCapacity) return;
+    this.#reserved = Math.min(length, this.model.maxLen);
+    const fits = capacityFor(this.#reserved, this.model.maxLen);
+    if (fits > this.#capacity) this.#resize(fits);
+  }
+
   /** Positions each row's cache holds now. */
   get capacity(): number {
     return this.#capacity;
@@ -392,7 +461,7 @@ export class HostKvCache {
 
   #allocate(capacity: number): Float32Array[] {
     const size = this.rows * capacity * this.model.kvHeads * this.model.headDim;
-    return Array.from({ length: this.model.layers }, () => new Float32Array(size));
+    return Array.from({ length: this.model.layers }, () => takeBuffer(size));
   }
 
   /** Copies every row's cached positions into caches of another capacity. */
@@ -402,7 +471,7 @@ export class HostKvCache {
     const old = this.#capacity;
     const move = (caches: Float32Array[]) =>
       caches.map((cache) => {
-        const next = new Float32Array(this.rows * H * capacity * K);
+        const next = takeBuffer(this.rows * H * capacity * K);
         for (let b = 0; b < this.rows; b++) {
           const keep = Math.min(this.#lengths[b], capacity) * K;
           for (let h = 0; h < H; h++) {
@@ -412,9 +481,18 @@ export class HostKvCache {
         }
         return next;
       });
+    const before = [...this.#keys, ...this.#values];
     this.#keys = move(this.#keys);
     this.#values = move(this.#values);
+    giveBack(before);
     this.#capacity = capacity;
+  }
+
+  /** Gives the cache buffers back for the next cache (the cache is unusable after). */
+  release(): void {
+    giveBack([...this.#keys, ...this.#values]);
+    this.#keys = [];
+    this.#values = [];
   }
 
   /** Forgets a row's cached positions (a new sequence starts there). */
@@ -456,7 +534,7 @@ export class HostKvCache {
     const K = model.headDim;
     const V = model.vocabSize;
     // The capacity that fits every live row and this step's tokens.
-    let needed = 1;
+    let needed = Math.max(1, this.#reserved);
     count.forEach((n, b) => {
       if (n > 0) this.#lengths[b] = Math.max(this.#lengths[b], start[b] + n);
     });
@@ -478,7 +556,7 @@ export class HostKvCache {
     const probs = normalise ? new Float32Array(rows * V) : null;
     if (busy.length === 0) return { logits, logZ, probs };
     const bucket = (n: number) => {
-      let size = Math.min(rows, 8);
+      let size = Math.min(rows, model.smallSteps ? 1 : 8);
       while (size < n) size = Math.min(rows, size * 2);
       return size;
     };

@@ -100,6 +100,8 @@ export class HfEngineModel {
       abstractParams: this.#abstract,
       paramData: this.#data,
       normalise: true,
+      smallSteps: true,
+      reserveCapacity: true,
       ...(options.trainedWeights
         ? {}
         : {

@@ -63,9 +63,9 @@ export function layeredGradientsOn(): boolean {
   throw new Error(`AGENTRL_HF_LAYERED must be 0 or 1, got "${raw}"`);
 }
 
-/** Tokens per head chunk: N·V floats ≤ 2^25 (128 MB per [N,V] array), between 32 and 1024. */
+/** Tokens per head chunk: N·V floats ≤ 2^24 (64 MB per [N,V] array), between 32 and 1024. */
 export function headChunkTokens(vocabSize: number): number {
-  return Math.max(32, Math.min(1024, Math.floor(2 ** 25 / vocabSize / 16) * 16));
+  return Math.max(32, Math.min(1024, Math.floor(2 ** 24 / vocabSize / 16) * 16));
 }
 
 /** A tree of host tensors as a program's abstract argument, its data and paths in leaf order. */
@@ -165,6 +165,7 @@ export function layeredLoraGradients(
       const compiled = buildProgram(f as never, abstract, jax.tree.leaves(abstract as never).length, key, {
         name: `hf-layered-${name}`,
         memPattern: false,
+        arena: false,
       });
       if (compiled.kind === "fallback") throw new Error(`layered LoRA gradient: ${compiled.reason}`);
       built = compiled;

@@ -19,7 +19,12 @@
  */
 import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { decodeSafetensors, encodeSafetensors, type HalfCode } from "../../engine/safetensors.ts";
+import {
+  decodeSafetensors,
+  encodeSafetensors,
+  type HalfCode,
+  writeSafetensorsFile,
+} from "../../engine/safetensors.ts";
 import type { HostTensor } from "../../engine/tree.ts";
 import type { HfModelConfig, HfSaveDType } from "./config.ts";
 import {
@@ -249,9 +254,11 @@ export async function writeHfCheckpoint(
   for (const field of fields) modelConfig[field] = dtype;
   await writeFile(join(outDir, "config.json"), `${JSON.stringify(modelConfig, null, 2)}\n`);
   const half = HALF_OF[dtype];
-  await writeFile(
+  await writeSafetensorsFile(
     join(outDir, "model.safetensors"),
-    encodeSafetensors(tensors, { format: "pt" }, half ? { float32As: half } : {}),
+    tensors,
+    { format: "pt" },
+    half ? { float32As: half } : {},
   );
   const written = ["config.json", "model.safetensors"];
   const present = new Set(await readdir(base.folder));
