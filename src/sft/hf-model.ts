@@ -103,19 +103,16 @@ export async function openHfSftModel(config: SftConfig, checkpointDir: string): 
   };
 }
 
-/** Pooled NLL of the masked tokens (nats per token), each episode scored alone, padded to a multiple of 64. */
+/** Pooled NLL of the masked tokens (nats per token), each episode scored alone (`sequenceLogprobs`). */
 function pooledLoss(engine: HfEngineModel, episodes: readonly EncodedEpisode[]): number {
   let nll = 0;
   let tokens = 0;
   for (const episode of episodes) {
-    const T = Math.max(64, Math.ceil(episode.ids.length / 64) * 64);
-    const ids = new Int32Array(T);
-    ids.set(episode.ids);
-    // logprobs[t − 1] = log p(ids[t] | ids[<t]); the padding after the episode does not reach it.
-    const logprobs = engine.tokenLogprobs(ids, 1);
+    // logprobs[t] = log p(ids[t] | ids[<t]).
+    const [logprobs] = engine.sequenceLogprobs([episode.ids]);
     for (let t = 1; t < episode.ids.length; t++) {
       if (episode.mask[t] !== 1) continue;
-      nll -= logprobs[t - 1];
+      nll -= logprobs[t];
       tokens++;
     }
   }

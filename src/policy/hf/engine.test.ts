@@ -73,6 +73,35 @@ test("tokenLogprobs: transformers' log-softmax of the logits at each next token"
   }
 });
 
+test("sequenceLogprobs (the body once, the head in token chunks) equals the full program's tokenLogprobs, at temperature 1 and 0.7", () => {
+  const folder = join(FIXTURES, "qwen3-tied");
+  const whole = HfEngineModel.load(folder);
+  // Chunks of 16 tokens: a 150-token sequence spans ten of them, the last one partly.
+  const chunked = HfEngineModel.load(folder, { headTokens: 16 });
+  try {
+    const rng = createRng(3);
+    const V = whole.config.vocabSize;
+    const sequences = [150, 64, 2].map((n) => Array.from({ length: n }, () => rng.int(V)));
+    for (const temperature of [1, 0.7]) {
+      const got = chunked.sequenceLogprobs(sequences, temperature);
+      sequences.forEach((ids, i) => {
+        const T = Math.ceil(ids.length / 64) * 64;
+        const padded = new Int32Array(T);
+        padded.set(ids);
+        const expected = [0, ...whole.tokenLogprobs(padded, 1, temperature).subarray(0, ids.length - 1)];
+        assert.equal(got[i].length, ids.length);
+        assert.ok(
+          maxAbsDiff(got[i], expected) <= 1e-5,
+          `sequence ${i} at ${temperature}: ${maxAbsDiff(got[i], expected)}`,
+        );
+      });
+    }
+  } finally {
+    whole.dispose();
+    chunked.dispose();
+  }
+});
+
 test("scattered rows (the host cache gathers their rows) decode as transformers does", async () => {
   const reference = readReference("llama3-bf16");
   const model = HfEngineModel.load(join(FIXTURES, "llama3-bf16"));

@@ -1,13 +1,29 @@
+/**
+ * A loaded Hugging Face checkpoint on the ONNX engine: its parameters stay host arrays (never
+ * copied into jax-js's heap: a real model's weights would not fit its 4 GiB), the programs are
+ * traced from model.ts on abstract inputs and run in ONNX Runtime. `kvModel` serves the host KV
+ * caches (policy/embedded/host-kv.ts: prefill and decode output only their new K/V rows);
+ * `logits` runs the full causal forward, for scoring and for checking parity. With `lora` (a PEFT
+ * adapter, peft.ts) every program computes the adapted model, the adapter's tensors being inputs
+ * beside the base's (unmerged: a new adapter of the same shape reuses the programs). With
+ * `trainedWeights` (full fine-tuning: a checkpoint whose weights change every optimizer step) no
+ * program bakes the weights in: every one takes them as inputs, so an engine model over the next
+ * step's weights reuses the programs and reads the new values. `sequenceValues` scores sequences
+ * with a critic's value head (rl/hf-training.ts's `gae`) on the same forward.
+ */
+import { jax } from "../../engine/jax.ts";
 import { abstractInput, abstractTree, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
 import type { HostData } from "../../engine/onnx/runtime.ts";
 import { type KvModel, releaseFixedParams } from "../embedded/host-kv.ts";
 import { type ValueHeadParams, valueHeadValues } from "../embedded/model.ts";
 import type { HfModelConfig } from "./config.ts";
+import { headChunkTokens } from "./layered-grad.ts";
 import { type LoraParams, loraAdapters } from "./lora.ts";
 import {
   type HfLayerAdapter,
   type HfParams,
   hfForwardChunk,
+  hfHeadLogprobs,
   hfHidden,
   hfLogits,
   hfTokenLogprobs,
@@ -29,6 +45,8 @@ export interface HfEngineOptions {
    * weights of the step that first built them, or build and hold a packed copy per step).
    */
   trainedWeights?: boolean;
+  /** Tokens per head chunk of `sequenceLogprobs` (default `headChunkTokens(V)`). */
+  headTokens?: number;
 }
 
 /**
@@ -72,11 +90,13 @@ export class HfEngineModel {
   readonly #programs = new Map<string, Extract<Compiled, { kind: "onnx" }>>();
 
   readonly lora: PeftAdapter | undefined;
+  readonly #headTokens: number;
 
   constructor(checkpoint: HfCheckpoint, options: HfEngineOptions = {}) {
     this.checkpoint = checkpoint;
     this.config = checkpoint.config;
     this.lora = options.lora;
+    this.#headTokens = options.headTokens ?? headChunkTokens(checkpoint.config.vocabSize);
     this.maxLen = Math.min(options.maxLen ?? DEFAULT_CONTEXT, this.config.maxPositions);
     const tensors = { ...checkpoint.tensors };
     for (const [path, tensor] of Object.entries(options.lora?.tensors ?? {}))
@@ -150,13 +170,53 @@ export class HfEngineModel {
   /**
    * log p(ids[t] | ids[<t]) of each sequence, aligned with its ids (0 at t = 0), one row at a time
    * padded at the end to a multiple of 64 tokens (a causal pass: the padding changes nothing before
-   * it, and a few programs serve every length).
+   * it, and a few programs serve every length), under softmax(logits / temperature). The body
+   * runs once per sequence and the head over chunks of tokens (layered-grad.ts's
+   * `headChunkTokens`), so no [T, V] logits are ever held: at Qwen3-0.6B's vocabulary one
+   * 512-token row's logits and log-softmax are 0.6 GB.
    */
   sequenceLogprobs(sequences: readonly (readonly number[])[], temperature = 1): Float32Array[] {
+    const D = this.config.hiddenSize;
+    const N = this.#headTokens;
     return sequences.map((ids) => {
       const out = new Float32Array(ids.length);
       if (ids.length < 2) return out;
-      out.set(this.tokenLogprobs(padRow(ids), 1, temperature).subarray(0, ids.length - 1), 1);
+      const hidden = this.#run(
+        "hidden",
+        padRow(ids),
+        1,
+        (p, x) => {
+          const [base, adapters] = this.#split(p);
+          const [body, lmHead] = splitHead(base);
+          lmHead.dispose();
+          return hfHidden(body, x as never, this.config, { gather: true, adapters });
+        },
+        [],
+        { arena: false },
+      ); // [T,D], final-normed
+      const chunk = new Float32Array(N * D);
+      const next = new Int32Array(N);
+      for (let start = 0; start < ids.length - 1; start += N) {
+        const n = Math.min(N, ids.length - 1 - start);
+        chunk.fill(0);
+        next.fill(0);
+        chunk.set(hidden.subarray(start * D, (start + n) * D));
+        for (let j = 0; j < n; j++) next[j] = ids[start + 1 + j];
+        const logprobs = this.#run(
+          `head@${temperature}`,
+          next,
+          1,
+          (p, h, nextIds) => {
+            const [base] = this.#split(p);
+            const [body, head] = splitHead(base);
+            jax.tree.dispose(body as never);
+            return hfHeadLogprobs(h as never, head, nextIds as never, temperature);
+          },
+          [{ shape: [N, D], data: chunk }],
+          { arena: false },
+        );
+        out.set(logprobs.subarray(0, n), start + 1);
+      }
       return out;
     });
   }
@@ -208,9 +268,10 @@ export class HfEngineModel {
     rows: number,
     f: (p: EngineParams, ...inputs: never[]) => unknown,
     extra: { shape: number[]; data: Float32Array }[] = [],
+    runtime: { arena?: boolean } = {},
   ): Float32Array {
     const T = ids.length / rows;
-    if (!Number.isInteger(T) || T < 2)
+    if (!Number.isInteger(T) || T < 1)
       throw new Error(`HfEngineModel.${name}: ${ids.length} ids for ${rows} rows`);
     const key = `${name} ${rows}x${T}`;
     let program = this.#programs.get(key);
@@ -224,7 +285,7 @@ export class HfEngineModel {
         ],
         this.#data.length + extra.length + 1,
         key,
-        { name: `hf-${name}` },
+        { name: `hf-${name}`, ...runtime },
       );
       if (built.kind === "fallback") throw new Error(`HfEngineModel: ${built.reason}`);
       program = built;

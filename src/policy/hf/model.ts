@@ -331,6 +331,17 @@ export function hfLogits(
 }
 
 /**
+ * log p(next[n] | h[n]) of N final-normed hidden states h [N,D] through the head [V,D], under
+ * softmax(logits / temperature): [N]. Consumes all three.
+ */
+export function hfHeadLogprobs(hidden: JaxArray, head: JaxArray, next: JaxArray, temperature = 1): JaxArray {
+  const N = hidden.shape[0];
+  let logits = hfHeadLogits(hidden, head); // [N,V]
+  if (temperature !== 1) logits = logits.div(temperature);
+  return np.takeAlongAxis(nn.logSoftmax(logits, -1), next.reshape([N, 1]), -1).reshape([N]);
+}
+
+/**
  * log p(ids[t] | ids[<t]) for t = 1..T−1: [B, T−1], from one full causal pass (inference: gathers),
  * under softmax(logits / temperature).
  * Consumes params and ids.
