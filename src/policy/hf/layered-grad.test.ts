@@ -13,6 +13,7 @@ import { ppoLoss } from "../../rl/loss.ts";
 import { crossEntropy, type PerTokenLoss, type TokenLossOptions } from "../embedded/losses.ts";
 import { layeredLoraGradients } from "./layered-grad.ts";
 import type { LoraParams } from "./lora.ts";
+import { createLoraTrainer } from "./lora-trainer.ts";
 import { maxAbsDiff } from "./testing-fixtures.ts";
 import {
   LORA_FIXTURE_NAMES,
@@ -159,3 +160,42 @@ for (const valueGradient of [false, true]) {
     disposeTree(params as never);
   });
 }
+
+test("a trainer step with layered gradients (two micro-batches) moves the adapter as the fused program's step does", async () => {
+  const reference = readLoraReference("qwen3-tied");
+  const perToken = ppoLoss({ clipLow: reference.clip[0], clipHigh: reference.clip[1] });
+  const step = async (layered: boolean) => {
+    const trainer = createLoraTrainer(reference.base, reference.config, {
+      loss: perToken,
+      lossOptions: { entropy: true },
+      layered,
+    });
+    const microBatch = () => {
+      const { base, ...batch } = loraReferenceBatch(reference);
+      disposeTree(base as never);
+      return batch;
+    };
+    const state = trainer.init(treeFromHost<LoraParams>(reference.adapter));
+    const [next, result] = await trainer.step(state, [microBatch(), microBatch()], 1e-2);
+    const params = new Map(
+      flattenTree(next.params as ParamTree).map(([path, leaf]) => [
+        path,
+        leaf.ref.dataSync() as Float32Array,
+      ]),
+    );
+    trainer.dispose();
+    return { params, result };
+  };
+  const fusedStep = await step(false);
+  const layeredStep = await step(true);
+  assert.ok(Math.abs(layeredStep.result.loss - fusedStep.result.loss) <= 1e-5);
+  assert.ok(
+    Math.abs(layeredStep.result.gradNorm - fusedStep.result.gradNorm) <= 1e-4 * fusedStep.result.gradNorm,
+  );
+  let moved = 0;
+  for (const [path, want] of fusedStep.params) {
+    assert.ok(maxAbsDiff(layeredStep.params.get(path)!, want) <= 1e-5, path);
+    moved = Math.max(moved, maxAbsDiff(want, reference.adapter[path].data as Float32Array));
+  }
+  assert.ok(moved > 1e-3, `the step moved the adapter (${moved})`);
+});

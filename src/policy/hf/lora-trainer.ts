@@ -33,6 +33,8 @@ export interface LoraTrainerOptions {
   maxGradNorm?: number;
   /** Seed of the dropout keys. */
   seed?: number;
+  /** Gradients layer by layer (layered-grad.ts) or as one program; default `layeredGradientsOn`. */
+  layered?: boolean;
 }
 
 // ORT's memory pattern off in both trainers: a 0.6B model's LoRA update peaked at 6.3 GB without it
@@ -49,10 +51,13 @@ export function createLoraTrainer(
   lora: LoraConfig,
   options: LoraTrainerOptions,
 ): Trainer<WithValueHead<LoraParams>, TokenBatch> {
-  // On ONNX Runtime the gradient runs layer by layer with recomputation (layered-grad.ts): a real
-  // model's update then holds one block's activations and a few hundred tokens' logits at a time.
+  // On ONNX Runtime a real model's gradient runs layer by layer with recomputation (layered-grad.ts):
+  // its update then holds one block's activations and a few hundred tokens' logits at a time.
+  const weightBytes = Object.values(checkpoint.tensors).reduce((sum, { data }) => sum + data.byteLength, 0);
   const layered =
-    engineName() === "onnx" && layeredGradientsOn() ? layeredLoraGradients(checkpoint, lora, options) : null;
+    engineName() === "onnx" && (options.layered ?? layeredGradientsOn(weightBytes))
+      ? layeredLoraGradients(checkpoint, lora, options)
+      : null;
   const inner = createTrainer<WithValueHead<LoraParams>, HfLoraBatch>({
     loss: hfLoraTokenLoss(checkpoint.config, lora, options.loss, options.lossOptions),
     optimizer: adamw(options.optimizer),
