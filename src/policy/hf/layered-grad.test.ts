@@ -30,12 +30,13 @@ async function layered(
   perToken: PerTokenLoss,
   lossOptions: TokenLossOptions,
   params: WithValueHead<LoraParams>,
-  extra: { headTokens?: number; batch?: HfLoraBatch } = {},
+  extra: { headTokens?: number; groupTokens?: number; batch?: HfLoraBatch } = {},
 ) {
   const gradients = layeredLoraGradients(reference.base, reference.config, {
     loss: perToken,
     lossOptions,
     headTokens: extra.headTokens,
+    groupTokens: extra.groupTokens,
   });
   const batch = extra.batch ?? loraReferenceBatch(reference);
   disposeTree(batch.base as never);
@@ -79,13 +80,18 @@ for (const name of LORA_FIXTURE_NAMES) {
     ["PPO-clip", "ppo", ppoLoss({ clipLow: reference.clip[0], clipHigh: reference.clip[1] }), true],
   ];
   for (const [title, key, perToken, entropy] of cases) {
-    // 8 tokens a head chunk: the fixtures' few response tokens span several chunks.
-    for (const headTokens of [undefined, 8]) {
-      test(`layered, ${name}, ${title}, head chunks of ${headTokens ?? "default"}: PEFT's loss and every LoRA gradient within ${TOLERANCE}`, async () => {
+    // 8 tokens a head chunk: the fixtures' few response tokens span several chunks; groups of one
+    // row: each row goes through the blocks alone and their sums make the batch's.
+    for (const [headTokens, groupTokens] of [
+      [undefined, undefined],
+      [8, 1],
+    ]) {
+      test(`layered, ${name}, ${title}, head chunks of ${headTokens ?? "default"}, ${groupTokens ? "one row" : "all rows"} a group: PEFT's loss and every LoRA gradient within ${TOLERANCE}`, async () => {
         const expected = reference.losses[key];
         const params = treeFromHost<LoraParams>(reference.adapter);
         const { loss, metrics, grads } = await layered(reference, perToken, { entropy }, params, {
           headTokens,
+          groupTokens,
         });
         assert.ok(Math.abs(loss - expected.value) <= TOLERANCE, `loss ${loss}, PEFT ${expected.value}`);
         assert.deepEqual([...grads.keys()].sort(), Object.keys(expected.grads).sort());
@@ -135,6 +141,7 @@ for (const valueGradient of [false, true]) {
     const params = makeParams();
     const got = await layered(reference, perToken, lossOptions, params, {
       headTokens: 8,
+      groupTokens: 1,
       batch: withCritic(loraReferenceBatch(reference)),
     });
     const want = fused(

@@ -69,6 +69,12 @@ export function layeredGradientsOn(weightBytes: number): boolean {
 
 const LAYERED_FROM_BYTES = 2 ** 30;
 
+/**
+ * Tokens a micro-batch's rows are grouped into (at least one row): the block programs' activations
+ * (attention scores T² per head, feed-forward [tokens, intermediate]) are those of one group.
+ */
+const GROUP_TOKENS = 2048;
+
 /** Tokens per head chunk: N·V floats ≤ 2^24 (64 MB per [N,V] array), between 32 and 1024. */
 export function headChunkTokens(vocabSize: number): number {
   return Math.max(32, Math.min(1024, Math.floor(2 ** 24 / vocabSize / 16) * 16));
@@ -105,6 +111,8 @@ export interface LayeredGradientOptions {
   seed?: number;
   /** Tokens per head chunk (default `headChunkTokens(V)`). */
   headTokens?: number;
+  /** Tokens per group of rows (default GROUP_TOKENS). */
+  groupTokens?: number;
 }
 
 /**
@@ -315,44 +323,6 @@ export function layeredLoraGradients(
         ),
       );
       const adapterAbstract = adapterLayers[0].abstract;
-      const adapterShapes = new Map(
-        flattenTree((adapterTree as LoraParams).layers[0] as ParamTree).map(([path, leaf]) => [
-          path,
-          leaf.shape,
-        ]),
-      );
-      const keys = Array.from({ length: config.layers }, (_, l) => {
-        if (!dropout) return [];
-        const key = random.key(mixSeeds(mixSeeds(mixSeeds(options.seed ?? 0, step), index), l) >>> 0);
-        return [takeHostData(key)];
-      });
-
-      // ---- 1. embedding (host gather; GPT-2 adds its learned positions) ----
-      let x: Float32Array = new Float32Array(B * T * D);
-      const table = tensors.embed.data as Float32Array;
-      const positions = tensors.positions?.data as Float32Array | undefined;
-      for (let i = 0; i < B * T; i++) {
-        x.set(table.subarray(ids[i] * D, ids[i] * D + D), i * D);
-        if (positions) {
-          const at = Math.min(i % T, config.maxPositions - 1) * D;
-          for (let d = 0; d < D; d++) x[i * D + d] += positions[at + d];
-        }
-      }
-
-      // ---- 2. forward, block by block, keeping each block's input ----
-      const forward = forwardProgram(adapterAbstract, B, T);
-      const inputs: Float32Array[] = [];
-      for (let l = 0; l < config.layers; l++) {
-        inputs.push(x);
-        x = forward.program.run([
-          ...layerWeights[l].data,
-          ...adapterLayers[l].data,
-          ...keys[l],
-          x,
-        ])[0] as Float32Array;
-      }
-
-      // ---- 3. the head over chunks of N tokens: loss, metrics, dL/dx_L ----
       const valueArgument = critic
         ? hostArgument({
             w: { shape: critic.w.shape, data: takeHostData(critic.w.ref, true) },
@@ -360,88 +330,132 @@ export function layeredLoraGradients(
           })
         : null;
       const head = headProgram(extraNames, valueArgument?.abstract ?? null);
-      const dxL = new Float32Array(B * T * D);
-      const dValue = critic ? { w: new Float32Array(D), b: new Float32Array(1) } : null;
+      // Sums over the row groups: the loss, the metrics and every gradient, by tree path.
       let loss = 0;
       const metrics: Record<string, number> = {};
-      const chunkX = new Float32Array(N * D);
-      const chunkNext = new Int32Array(N);
-      const chunkExtras = extraNames.map(() => new Float32Array(N));
-      const chunkWeights = new Float32Array(N);
-      // Position p of row b predicts ids[b, p + 1]: its extras and weight are those of p + 1; the
-      // last position of a row predicts nothing (weight 0).
-      const live: number[] = [];
-      for (let b = 0; b < B; b++)
-        for (let p = 0; p + 1 < T; p++) if (tokenWeights[b * T + p + 1] !== 0) live.push(b * T + p);
-      for (let start = 0; start < live.length; start += N) {
-        const part = live.slice(start, start + N);
-        chunkX.fill(0);
-        chunkNext.fill(0);
-        chunkWeights.fill(0);
-        for (const array of chunkExtras) array.fill(0);
-        part.forEach((position, j) => {
-          chunkX.set(x.subarray(position * D, position * D + D), j * D);
-          chunkNext[j] = ids[position + 1];
-          chunkWeights[j] = tokenWeights[position + 1];
-          extras.forEach((array, e) => {
-            chunkExtras[e][j] = array[position + 1];
+      const sums = new Map<string, Float32Array<ArrayBuffer>>();
+      const add = (path: string, data: Float32Array) => {
+        const sum = sums.get(path);
+        if (!sum) sums.set(path, Float32Array.from(data));
+        else for (let i = 0; i < data.length; i++) sum[i] += data[i];
+      };
+
+      // The micro-batch's rows in groups of at most GROUP_TOKENS tokens: every loss here is a sum
+      // over tokens with weights computed on the host, so the groups' sums are the batch's.
+      const groupRows = Math.max(1, Math.min(B, Math.floor((options.groupTokens ?? GROUP_TOKENS) / T)));
+      for (let first = 0; first < B; first += groupRows) {
+        const rows = Math.min(groupRows, B - first);
+        const group = (first / groupRows) | 0;
+        const at = first * T;
+        const groupIds = ids.subarray(at, at + rows * T);
+        const groupWeights = tokenWeights.subarray(at, at + rows * T);
+        const groupExtras = extras.map((array) => array.subarray(at, at + rows * T));
+        const keys = Array.from({ length: config.layers }, (_, l) => {
+          if (!dropout) return [];
+          const seed = mixSeeds(mixSeeds(mixSeeds(mixSeeds(options.seed ?? 0, step), index), group), l);
+          return [takeHostData(random.key(seed >>> 0))];
+        });
+
+        // ---- 1. embedding (host gather; GPT-2 adds its learned positions) ----
+        let x: Float32Array = new Float32Array(rows * T * D);
+        const table = tensors.embed.data as Float32Array;
+        const positions = tensors.positions?.data as Float32Array | undefined;
+        for (let i = 0; i < rows * T; i++) {
+          x.set(table.subarray(groupIds[i] * D, groupIds[i] * D + D), i * D);
+          if (positions) {
+            const p = Math.min(i % T, config.maxPositions - 1) * D;
+            for (let d = 0; d < D; d++) x[i * D + d] += positions[p + d];
+          }
+        }
+
+        // ---- 2. forward, block by block, keeping each block's input ----
+        const forward = forwardProgram(adapterAbstract, rows, T);
+        const inputs: Float32Array[] = [];
+        for (let l = 0; l < config.layers; l++) {
+          inputs.push(x);
+          x = forward.program.run([
+            ...layerWeights[l].data,
+            ...adapterLayers[l].data,
+            ...keys[l],
+            x,
+          ])[0] as Float32Array;
+        }
+
+        // ---- 3. the head over chunks of N tokens: loss, metrics, dL/dx_L ----
+        const dxL = new Float32Array(rows * T * D);
+        const chunkX = new Float32Array(N * D);
+        const chunkNext = new Int32Array(N);
+        const chunkExtras = extraNames.map(() => new Float32Array(N));
+        const chunkWeights = new Float32Array(N);
+        // Position p of row b predicts ids[b, p + 1]: its extras and weight are those of p + 1;
+        // the last position of a row predicts nothing (weight 0), nor does a weightless token.
+        const live: number[] = [];
+        for (let b = 0; b < rows; b++)
+          for (let p = 0; p + 1 < T; p++) if (groupWeights[b * T + p + 1] !== 0) live.push(b * T + p);
+        for (let start = 0; start < live.length; start += N) {
+          const part = live.slice(start, start + N);
+          chunkX.fill(0);
+          chunkNext.fill(0);
+          chunkWeights.fill(0);
+          for (const array of chunkExtras) array.fill(0);
+          part.forEach((position, j) => {
+            chunkX.set(x.subarray(position * D, position * D + D), j * D);
+            chunkNext[j] = groupIds[position + 1];
+            chunkWeights[j] = groupWeights[position + 1];
+            groupExtras.forEach((array, e) => {
+              chunkExtras[e][j] = array[position + 1];
+            });
           });
-        });
-        const out = run(head, [
-          ...headWeights.data,
-          chunkX,
-          chunkNext,
-          ...chunkExtras,
-          chunkWeights,
-          ...(valueArgument?.data ?? []),
-        ]) as {
-          loss: Float32Array;
-          metrics: Record<string, Float32Array>;
-          dx: Float32Array;
-          dValue?: { w: Float32Array; b: Float32Array };
-        };
-        loss += out.loss[0];
-        for (const [name, v] of Object.entries(out.metrics)) metrics[name] = (metrics[name] ?? 0) + v[0];
-        part.forEach((position, j) => {
-          dxL.set(out.dx.subarray(j * D, j * D + D), position * D);
-        });
-        if (dValue && out.dValue) {
-          for (let d = 0; d < D; d++) dValue.w[d] += out.dValue.w[d];
-          dValue.b[0] += out.dValue.b[0];
+          const out = run(head, [
+            ...headWeights.data,
+            chunkX,
+            chunkNext,
+            ...chunkExtras,
+            chunkWeights,
+            ...(valueArgument?.data ?? []),
+          ]) as {
+            loss: Float32Array;
+            metrics: Record<string, Float32Array>;
+            dx: Float32Array;
+            dValue?: { w: Float32Array; b: Float32Array };
+          };
+          loss += out.loss[0];
+          for (const [name, v] of Object.entries(out.metrics)) metrics[name] = (metrics[name] ?? 0) + v[0];
+          part.forEach((position, j) => {
+            dxL.set(out.dx.subarray(j * D, j * D + D), position * D);
+          });
+          if (out.dValue) {
+            add("value.w", out.dValue.w);
+            add("value.b", out.dValue.b);
+          }
+        }
+
+        // ---- 4. backward, block by block, recomputing each block's forward ----
+        const backward = backwardProgram(adapterAbstract, rows, T);
+        let cotangent: Float32Array = dxL;
+        for (let l = config.layers - 1; l >= 0; l--) {
+          const [dx, da] = run(backward, [
+            ...layerWeights[l].data,
+            ...adapterLayers[l].data,
+            ...keys[l],
+            inputs[l],
+            cotangent,
+          ]) as [Float32Array, ParamTree];
+          inputs[l] = new Float32Array(0);
+          cotangent = dx;
+          // The adapter's gradient leaves in the order the adapter's leaves were fed.
+          (jax.tree.leaves(da as never) as unknown as Float32Array[]).forEach((data, j) => {
+            add(`layers.${l}.${adapterLayers[l].paths[j]}`, data);
+          });
         }
       }
-
-      // ---- 4. backward, block by block, recomputing each block's forward ----
-      const backward = backwardProgram(adapterAbstract, B, T);
-      const grads: [string, HostTensor][] = [];
-      let cotangent: Float32Array = dxL;
-      for (let l = config.layers - 1; l >= 0; l--) {
-        const [dx, da] = run(backward, [
-          ...layerWeights[l].data,
-          ...adapterLayers[l].data,
-          ...keys[l],
-          inputs[l],
-          cotangent,
-        ]) as [Float32Array, ParamTree];
-        inputs[l] = new Float32Array(0);
-        cotangent = dx;
-        // The adapter's gradient leaves in the order the adapter's leaves were fed.
-        (jax.tree.leaves(da as never) as unknown as Float32Array[]).forEach((data, j) => {
-          const path = adapterLayers[l].paths[j];
-          grads.push([
-            `layers.${l}.${path}`,
-            { dtype: "float32", shape: [...adapterShapes.get(path)!], data: data as HostTensor["data"] },
-          ]);
-        });
-      }
-      if (dValue) {
-        grads.push(["value.w", { dtype: "float32", shape: [D], data: dValue.w }]);
-        grads.push(["value.b", { dtype: "float32", shape: [1], data: dValue.b }]);
-      }
       // The gradient tree in the params' own leaf order (the update adds it to a sum of their shape).
-      const byPath = new Map(grads);
       const gradTree = unflattenTree(
-        flattenTree(params as ParamTree).map(([path]) => [path, arrayFromHost(byPath.get(path)!)]),
+        flattenTree(params as ParamTree).map(([path, leaf]) => {
+          const shape = [...leaf.shape];
+          const data = sums.get(path) ?? new Float32Array(shape.reduce((a, b) => a * b, 1));
+          return [path, arrayFromHost({ dtype: "float32", shape, data })];
+        }),
       ) as WithValueHead<LoraParams>;
       return { loss, metrics, grads: gradTree };
     },
