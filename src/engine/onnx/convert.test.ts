@@ -8,7 +8,7 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { type JaxArray, jax, np } from "../jax.ts";
 import { hostOnlyArray } from "./host-copies.ts";
-import { onnxJit } from "./jit.ts";
+import { type OnnxJitOptions, onnxJit } from "./jit.ts";
 
 type Fn = (...args: JaxArray[]) => JaxArray[];
 type Input = { shape: number[]; data: Float32Array | Int32Array; dtype: "float32" | "int32" };
@@ -23,9 +23,13 @@ function makeArray(input: Input): JaxArray {
 }
 
 /** Runs f on jax-js and on ONNX Runtime; returns the largest scaled difference and both outputs. */
-function compare(f: Fn, inputs: Input[]): { worst: number; jax: number[][]; onnx: number[][] } {
+function compare(
+  f: Fn,
+  inputs: Input[],
+  options: OnnxJitOptions = {},
+): { worst: number; jax: number[][]; onnx: number[][] } {
   const reference = jax.jit(f as never) as unknown as Fn & { dispose(): void };
-  const converted = onnxJit(f);
+  const converted = onnxJit(f, options);
   const want = reference(...inputs.map(makeArray)).map((a) => Array.from(a.dataSync() as Float32Array));
   const got = converted(...inputs.map(makeArray)).map((a) => Array.from(a.dataSync() as Float32Array));
   reference.dispose();
@@ -233,6 +237,32 @@ test("matmuls with batch axes, broadcast operands and transposed layouts become 
           [floats([B, M, K], seed), floats([K, N], seed + 1), floats([B, M, K], seed + 2)],
         );
         assert.ok(worst <= TOLERANCE, `B${B} M${M} K${K} N${N}: ${worst}`);
+      },
+    ),
+    RUNS,
+  );
+});
+
+test("weightsFirst: a few rows times a large weight (x·Wᵀ, the head's and a decode step's products) computed as W·xᵀ match jax-js", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 16 }),
+      fc.integer({ min: 1, max: 9 }),
+      fc.integer({ min: 17, max: 40 }),
+      fc.nat(1000),
+      (M, K, N, seed) => {
+        const { worst } = compare(
+          (x, w, b) => [
+            np.matmul(x.ref, np.transpose(w.ref)).add(b), // linear(): [M,K]·[N,K]ᵀ + bias
+            np
+              .matmul(x.reshape([M, 1, K]), np.transpose(w))
+              .reshape([M, N])
+              .mul(2), // rows through a view
+          ],
+          [floats([M, K], seed), floats([N, K], seed + 1), floats([N], seed + 2)],
+          { weightsFirst: true },
+        );
+        assert.ok(worst <= TOLERANCE, `M${M} K${K} N${N}: ${worst}`);
       },
     ),
     RUNS,

@@ -6,7 +6,7 @@
  * runs that program on jax-js instead.
  */
 import type { Jaxpr } from "../jax.ts";
-import { lowerDot } from "./dot.ts";
+import { type DotOptions, lowerDot } from "./dot.ts";
 import { type FusionCounts, fuseGraph, type TensorInfo, withRankedScalars } from "./fuse.ts";
 import { GraphBuilder } from "./graph.ts";
 import { elementType, type OnnxDType, type OnnxGraph, type OnnxTensor } from "./proto.ts";
@@ -97,7 +97,7 @@ function fusionSetting(): { enabled: boolean; skip: Set<string> } {
 export function convertJaxpr(
   jaxpr: Jaxpr,
   consts: ConstInput[],
-  options: { fuse?: boolean } = {},
+  options: { fuse?: boolean } & DotOptions = {},
 ): ConvertedProgram {
   const g = new GraphBuilder();
   const values = new Map<unknown, Value>();
@@ -135,7 +135,7 @@ export function convertJaxpr(
     return value;
   };
   for (const eqn of jaxpr.eqns) {
-    const out = lowerEqn(g, eqn, eqn.inputs.map(read));
+    const out = lowerEqn(g, eqn, eqn.inputs.map(read), options);
     eqn.outBinders.forEach((binder, i) => {
       values.set(binder, out[i]);
       record(out[i]);
@@ -160,7 +160,7 @@ export function convertJaxpr(
   return { graph: withRankedScalars(graph, info), fused: counts, inputs, outputs };
 }
 
-function lowerEqn(g: GraphBuilder, eqn: Eqn, args: Value[]): Value[] {
+function lowerEqn(g: GraphBuilder, eqn: Eqn, args: Value[], dot: DotOptions): Value[] {
   const primitive = eqn.primitive as string;
   const params = eqn.params;
   const outAval = eqn.outBinders[0].aval;
@@ -241,7 +241,7 @@ function lowerEqn(g: GraphBuilder, eqn: Eqn, args: Value[]): Value[] {
     case "reduce":
       return [lowerReduce(g, args[0], params.op as string, params.axis as number[], outShape)];
     case "dot":
-      return [lowerDot(g, args[0], args[1], outShape)];
+      return [lowerDot(g, args[0], args[1], outShape, { weightsFirst: dot.weightsFirst })];
     case "transpose":
       return [transposeValue(args[0], params.perm as number[])];
     case "broadcast":

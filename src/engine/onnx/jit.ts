@@ -58,6 +58,8 @@ export interface OnnxJitOptions extends RuntimeOptions {
   shareKey?: string;
   /** For messages and profiles. */
   name?: string;
+  /** Products of a few rows by a large matrix take the large one first (dot.ts `DotOptions`). */
+  weightsFirst?: boolean;
 }
 
 /**
@@ -139,7 +141,7 @@ export function buildProgram(
       shape: [...c.shape],
       data: c.ref.dataSync() as ConstInput["data"],
     }));
-    const converted = convertJaxpr(jaxpr, consts);
+    const converted = convertJaxpr(jaxpr, consts, { weightsFirst: options.weightsFirst });
     if (converted.inputs.length !== leafCount)
       throw new Error(`onnxJit: traced ${converted.inputs.length} inputs for ${leafCount} leaves`);
     const externalData = bound ? bindInputs(converted, bound) : undefined;

@@ -325,6 +325,9 @@ function chunkProgram(
         // Measured on eval: no slower than "all" per step, and sessions open 2-3x faster (a
         // recipe stage opens a dozen of these).
         optimization: "basic",
+        // A decode step's products take the weights first (dot.ts): fed weights are not packed
+        // again at every step. Models with small steps only (the lab's keep their kernels).
+        weightsFirst: model.smallSteps === true && chunk === 1,
       },
       bound as Map<number, HostData> | undefined,
     );
