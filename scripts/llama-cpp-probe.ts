@@ -18,7 +18,7 @@ for (const rows of [1, 8]) {
     batchSize: 512,
     threads: 2,
   });
-  const sequences = Array.from({ length: rows }, (_, row) => context.getSequence());
+  const sequences = Array.from({ length: rows }, () => context.getSequence());
   let t = performance.now();
   const runs = sequences.map(async (sequence, row) => {
     const tokens = sequence.evaluate(prompt(row), { temperature: 0 });
