@@ -7,21 +7,23 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { np } from "../../engine/jax.ts";
 import { disposeTree, flattenTree, type ParamTree, treeFromHost } from "../../engine/tree.ts";
 import { ppoLoss } from "../../rl/loss.ts";
-import { crossEntropy, type PerTokenLoss, type TokenLossOptions } from "../embedded/losses.ts";
+import type { PerTokenLoss, TokenLossOptions } from "../embedded/losses.ts";
 import { layeredLoraGradients } from "./layered-grad.ts";
 import type { LoraParams } from "./lora.ts";
 import { createLoraTrainer } from "./lora-trainer.ts";
 import { maxAbsDiff } from "./testing-fixtures.ts";
 import {
+  fusedLoraGradients,
   LORA_FIXTURE_NAMES,
   type LoraReference,
+  loraLossCases,
   loraReferenceBatch,
   readLoraReference,
 } from "./testing-lora.ts";
-import { type HfLoraBatch, hfLoraTokenLoss, type WithValueHead } from "./token-loss.ts";
+import type { HfLoraBatch, WithValueHead } from "./token-loss.ts";
 
 const TOLERANCE = 1e-4;
 
@@ -48,38 +50,9 @@ async function layered(
   return { loss: out.loss, metrics: out.metrics, grads };
 }
 
-/** The one-program gradient of the same loss (jax-js, eager). Consumes nothing of the caller's. */
-function fused(
-  reference: LoraReference,
-  perToken: PerTokenLoss,
-  lossOptions: TokenLossOptions,
-  params: WithValueHead<LoraParams>,
-  batch: HfLoraBatch,
-) {
-  const loss = hfLoraTokenLoss(reference.base.config, reference.config, perToken, lossOptions);
-  const [[value, metrics], grads] = jax.valueAndGrad(
-    (p: WithValueHead<LoraParams>, b: HfLoraBatch) => {
-      const out = loss(p, b);
-      return [out.loss, out.metrics] as never;
-    },
-    { hasAux: true },
-  )(params as never, batch as never) as unknown as [[JaxArray, Record<string, JaxArray>], LoraParams];
-  return {
-    loss: value.item() as number,
-    metrics: Object.fromEntries(Object.entries(metrics).map(([name, m]) => [name, m.item() as number])),
-    grads: new Map(
-      flattenTree(grads as ParamTree).map(([path, leaf]) => [path, leaf.dataSync() as Float32Array]),
-    ),
-  };
-}
-
 for (const name of LORA_FIXTURE_NAMES) {
   const reference = readLoraReference(name);
-  const cases: [string, "sft" | "ppo", PerTokenLoss, boolean][] = [
-    ["masked cross-entropy", "sft", crossEntropy, false],
-    ["PPO-clip", "ppo", ppoLoss({ clipLow: reference.clip[0], clipHigh: reference.clip[1] }), true],
-  ];
-  for (const [title, key, perToken, entropy] of cases) {
+  for (const [title, key, perToken, entropy] of loraLossCases(reference)) {
     // 8 tokens a head chunk: the fixtures' few response tokens span several chunks; groups of one
     // row: each row goes through the blocks alone and their sums make the batch's.
     for (const [headTokens, groupTokens] of [
@@ -100,7 +73,7 @@ for (const name of LORA_FIXTURE_NAMES) {
           assert.ok(error <= TOLERANCE, `${path}: max |Δgrad| ${error}`);
         }
         // The metrics are the one-program loss's (PEFT gives none); it consumes the params.
-        const one = fused(reference, perToken, { entropy }, params, loraReferenceBatch(reference));
+        const one = fusedLoraGradients(reference, perToken, { entropy }, params);
         assert.deepEqual(Object.keys(metrics).sort(), Object.keys(one.metrics).sort());
         for (const [metric, value] of Object.entries(one.metrics))
           assert.ok(Math.abs(metrics[metric] - value) <= 1e-5, `${metric}: ${metrics[metric]} vs ${value}`);
@@ -144,7 +117,7 @@ for (const valueGradient of [false, true]) {
       groupTokens: 1,
       batch: withCritic(loraReferenceBatch(reference)),
     });
-    const want = fused(
+    const want = fusedLoraGradients(
       reference,
       perToken,
       lossOptions,

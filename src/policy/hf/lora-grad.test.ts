@@ -6,54 +6,17 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type JaxArray, jax } from "../../engine/jax.ts";
-import { disposeTree, flattenTree, treeFromHost } from "../../engine/tree.ts";
-import { ppoLoss } from "../../rl/loss.ts";
-import { crossEntropy, type PerTokenLoss } from "../embedded/losses.ts";
-import type { LoraParams } from "./lora.ts";
 import { maxAbsDiff } from "./testing-fixtures.ts";
-import {
-  LORA_FIXTURE_NAMES,
-  type LoraReference,
-  loraReferenceBatch,
-  readLoraReference,
-} from "./testing-lora.ts";
-import { type HfLoraBatch, hfLoraTokenLoss } from "./token-loss.ts";
+import { fusedLoraGradients, LORA_FIXTURE_NAMES, loraLossCases, readLoraReference } from "./testing-lora.ts";
 
 const TOLERANCE = 1e-4;
 
-function lossAndGrads(reference: LoraReference, perToken: PerTokenLoss, entropy: boolean) {
-  const loss = hfLoraTokenLoss(reference.base.config, reference.config, perToken, { entropy });
-  const [[value, metrics], grads] = jax.valueAndGrad(
-    (p: LoraParams, b: HfLoraBatch) => {
-      const out = loss(p, b);
-      return [out.loss, out.metrics] as never;
-    },
-    { hasAux: true },
-  )(
-    treeFromHost<LoraParams>(reference.adapter) as never,
-    loraReferenceBatch(reference) as never,
-  ) as unknown as [[JaxArray, Record<string, JaxArray>], LoraParams];
-  const got = new Map(
-    flattenTree(grads).map(([path, leaf]) => [path, leaf.ref.dataSync() as Float32Array] as const),
-  );
-  disposeTree(grads as never);
-  const metricValues = Object.fromEntries(
-    Object.entries(metrics).map(([name, m]) => [name, m.item() as number] as const),
-  );
-  return { value: value.item() as number, grads: got, metrics: metricValues };
-}
-
 for (const name of LORA_FIXTURE_NAMES) {
   const reference = readLoraReference(name);
-  const cases: [string, "sft" | "ppo", PerTokenLoss, boolean][] = [
-    ["masked cross-entropy", "sft", crossEntropy, false],
-    ["PPO-clip", "ppo", ppoLoss({ clipLow: reference.clip[0], clipHigh: reference.clip[1] }), true],
-  ];
-  for (const [title, key, perToken, entropy] of cases) {
+  for (const [title, key, perToken, entropy] of loraLossCases(reference)) {
     test(`${name}, ${title}: the loss and every LoRA gradient equal PEFT's within ${TOLERANCE}`, (t) => {
       const expected = reference.losses[key];
-      const { value, grads, metrics } = lossAndGrads(reference, perToken, entropy);
+      const { loss: value, grads, metrics } = fusedLoraGradients(reference, perToken, { entropy });
       assert.ok(Math.abs(value - expected.value) <= TOLERANCE, `loss ${value}, PEFT ${expected.value}`);
       const paths = Object.keys(expected.grads);
       assert.deepEqual([...grads.keys()].sort(), [...paths].sort());

@@ -5,13 +5,21 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { np } from "../../engine/jax.ts";
-import { type HostTensor, treeFromHost } from "../../engine/tree.ts";
-import { type LoraConfig, loraParamShapes, resolveLoraConfig } from "./lora.ts";
+import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import {
+  disposeTree,
+  flattenTree,
+  type HostTensor,
+  type ParamTree,
+  treeFromHost,
+} from "../../engine/tree.ts";
+import { ppoLoss } from "../../rl/loss.ts";
+import { crossEntropy, type PerTokenLoss, type TokenLossOptions } from "../embedded/losses.ts";
+import { type LoraConfig, type LoraParams, loraParamShapes, resolveLoraConfig } from "./lora.ts";
 import type { HfParams } from "./model.ts";
 import { peftKey, writeMergedCheckpoint, writePeftAdapter } from "./peft.ts";
 import { FIXTURES } from "./testing-fixtures.ts";
-import type { HfLoraBatch } from "./token-loss.ts";
+import { type HfLoraBatch, hfLoraTokenLoss, type WithValueHead } from "./token-loss.ts";
 import { type HfCheckpoint, loadHfCheckpoint } from "./weights.ts";
 
 export const LORA_FIXTURES = join(FIXTURES, "lora");
@@ -129,5 +137,43 @@ export function loraReferenceBatch(reference: LoraReference): HfLoraBatch {
       metricScale: perToken(mask.map((m) => m / count)),
     },
     base: treeFromHost<HfParams>(reference.base.tensors),
+  };
+}
+
+/** The two token losses the PEFT fixtures hold references for: [title, key, loss, entropy]. */
+export function loraLossCases(reference: LoraReference): [string, "sft" | "ppo", PerTokenLoss, boolean][] {
+  return [
+    ["masked cross-entropy", "sft", crossEntropy, false],
+    ["PPO-clip", "ppo", ppoLoss({ clipLow: reference.clip[0], clipHigh: reference.clip[1] }), true],
+  ];
+}
+
+/**
+ * The one-program gradient of a token loss on the reference's adapter (jax-js `valueAndGrad`,
+ * eager): the loss, the metrics and every gradient by tree path. Consumes `params` and `batch`.
+ */
+export function fusedLoraGradients(
+  reference: LoraReference,
+  perToken: PerTokenLoss,
+  lossOptions: TokenLossOptions,
+  params: WithValueHead<LoraParams> = treeFromHost<LoraParams>(reference.adapter),
+  batch: HfLoraBatch = loraReferenceBatch(reference),
+): { loss: number; metrics: Record<string, number>; grads: Map<string, Float32Array> } {
+  const loss = hfLoraTokenLoss(reference.base.config, reference.config, perToken, lossOptions);
+  const [[value, metrics], grads] = jax.valueAndGrad(
+    (p: WithValueHead<LoraParams>, b: HfLoraBatch) => {
+      const out = loss(p, b);
+      return [out.loss, out.metrics] as never;
+    },
+    { hasAux: true },
+  )(params as never, batch as never) as unknown as [[JaxArray, Record<string, JaxArray>], LoraParams];
+  const byPath = new Map(
+    flattenTree(grads as ParamTree).map(([path, leaf]) => [path, leaf.ref.dataSync() as Float32Array]),
+  );
+  disposeTree(grads as never);
+  return {
+    loss: value.item() as number,
+    metrics: Object.fromEntries(Object.entries(metrics).map(([name, m]) => [name, m.item() as number])),
+    grads: byPath,
   };
 }
