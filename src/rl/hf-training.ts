@@ -35,6 +35,7 @@ import { join, relative, resolve } from "node:path";
 import { mixSeeds } from "../core/random.ts";
 import type { JsonValue } from "../engine/checkpoint.ts";
 import { disposeTree, type ParamTree } from "../engine/tree.ts";
+import { dropSpareCaches } from "../policy/embedded/host-kv.ts";
 import { HfEngineModel } from "../policy/hf/engine.ts";
 import { withFedIds } from "../policy/hf/fed-ids.ts";
 import { loadHfTextSide } from "../policy/hf/load.ts";
@@ -173,6 +174,8 @@ export async function openHfTraining(
         pruneCheckpoints(join(options.runDir, RL_CHECKPOINTS), config.keepCheckpoints);
     },
     saveModel: async (modelDir, params, step, metadata) => {
+      // Sampling is over: the merge's float32 copies may take the cache buffers' memory.
+      dropSpareCaches();
       // A run resumed after it finished writes its model again.
       if (existsSync(modelDir) && !config.out) rmSync(modelDir, { recursive: true, force: true });
       if (

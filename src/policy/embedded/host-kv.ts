@@ -406,6 +406,15 @@ function takeBuffer(size: number): Float32Array {
   return buffer.fill(0);
 }
 
+/**
+ * Lets go of the spare cache buffers (the collector frees them when memory is next asked for): for
+ * a process done sampling, such as a training run about to merge and write its model.
+ */
+export function dropSpareCaches(): void {
+  spare.clear();
+  spareBytes = 0;
+}
+
 function giveBack(buffers: readonly Float32Array[]): void {
   for (const buffer of buffers) {
     if (spareBytes + buffer.byteLength > MAX_SPARE_BYTES) return;
