@@ -33,6 +33,13 @@ import { mapTree, type ParamTree, refTree } from "./tree.ts";
 /** What a loss returns: a scalar and named scalar metrics (each summed over micro-batches). */
 export type LossOutput = { loss: JaxArray; metrics: Record<string, JaxArray> };
 
+/** One micro-batch's loss, metrics and gradient, computed outside the compiled programs. */
+export interface MicroBatchGradient<P> {
+  loss: number;
+  metrics: Record<string, number>;
+  grads: P;
+}
+
 /** A pure loss over a param tree and a batch tree. Consumes both (jax-js ownership). */
 export type LossFn<P extends ParamTree, B> = (params: P, batch: B) => LossOutput;
 
@@ -68,12 +75,7 @@ export interface TrainerOptions<P extends ParamTree, B> {
    * compiled `apply-update` on their sum. `index` is the micro-batch's place in the step. Consumes
    * the batch, not the params.
    */
-  microBatchGradients?: (
-    params: P,
-    batch: B,
-    index: number,
-    step: number,
-  ) => Promise<{ loss: number; metrics: Record<string, number>; grads: P }>;
+  microBatchGradients?: (params: P, batch: B, index: number, step: number) => Promise<MicroBatchGradient<P>>;
 }
 
 export interface Trainer<P extends ParamTree, B> {

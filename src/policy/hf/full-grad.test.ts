@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { type JaxArray, jax, np } from "../../engine/jax.ts";
+import { type JaxArray, jax } from "../../engine/jax.ts";
 import { readSafetensorsFile } from "../../engine/safetensors.ts";
 import { disposeTree, flattenTree, type HostTensor, type ParamTree } from "../../engine/tree.ts";
 import { ppoLoss } from "../../rl/loss.ts";
@@ -20,7 +20,7 @@ import { crossEntropy, type PerTokenLoss, type TokenBatch } from "../embedded/lo
 import { createFullTrainer, fullParams } from "./lora-trainer.ts";
 import type { HfParams } from "./model.ts";
 import { FIXTURES, maxAbsDiff } from "./testing-fixtures.ts";
-import { floats } from "./testing-lora.ts";
+import { floats, referenceTokenBatch } from "./testing-lora.ts";
 import { hfFullTokenLoss } from "./token-loss.ts";
 import { hfTensorsOfParams, loadHfCheckpoint } from "./weights.ts";
 
@@ -39,23 +39,13 @@ interface FullReference {
 }
 
 function batchOf(reference: FullReference): TokenBatch {
-  const shape = [reference.ids.length, reference.ids[0].length];
-  const mask = reference.mask.flat();
-  const count = mask.reduce((a, b) => a + b, 0);
-  const perToken = (values: ArrayLike<number>) => np.array(Float32Array.from(values), { shape });
-  return {
-    ids: np.array(Int32Array.from(reference.ids.flat()), { shape, dtype: np.int32 }),
-    weights: perToken(mask.map((m) => m / count)),
-    extra:
-      reference.loss === "ppo"
-        ? {
-            oldLogprobs: perToken(floats(reference.old_logprobs)),
-            advantages: perToken(floats(reference.advantages)),
-            lossScale: perToken(mask.map(() => 1)),
-            metricScale: perToken(mask.map((m) => m / count)),
-          }
-        : {},
-  };
+  return referenceTokenBatch(
+    reference.ids,
+    reference.mask,
+    reference.loss === "ppo"
+      ? { oldLogprobs: floats(reference.old_logprobs), advantages: floats(reference.advantages) }
+      : undefined,
+  );
 }
 
 /** Our gradient tree in transformers' tensor names and layouts. */

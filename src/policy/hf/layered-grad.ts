@@ -31,6 +31,7 @@ import { type JaxArray, jax, nn, np, random } from "../../engine/jax.ts";
 import { takeHostData } from "../../engine/onnx/host-copies.ts";
 import { abstractInput, abstractTree, buildProgram, type Compiled } from "../../engine/onnx/jit.ts";
 import type { HostData } from "../../engine/onnx/runtime.ts";
+import type { MicroBatchGradient } from "../../engine/train.ts";
 import {
   arrayFromHost,
   flattenTree,
@@ -95,13 +96,6 @@ function hostArgument(tensors: Record<string, { shape: readonly number[]; data: 
     ),
   );
   return { abstract, data: paths.map((path) => tensors[path].data as HostData), paths };
-}
-
-/** The gradient of one micro-batch: the loss, its metrics and the adapter's (and value head's) gradient. */
-export interface MicroBatchGradient<P> {
-  loss: number;
-  metrics: Record<string, number>;
-  grads: P;
 }
 
 export interface LayeredGradientOptions {

@@ -14,7 +14,12 @@ import {
   treeFromHost,
 } from "../../engine/tree.ts";
 import { ppoLoss } from "../../rl/loss.ts";
-import { crossEntropy, type PerTokenLoss, type TokenLossOptions } from "../embedded/losses.ts";
+import {
+  crossEntropy,
+  type PerTokenLoss,
+  type TokenBatch,
+  type TokenLossOptions,
+} from "../embedded/losses.ts";
 import { type LoraConfig, type LoraParams, loraParamShapes, resolveLoraConfig } from "./lora.ts";
 import type { HfParams } from "./model.ts";
 import { peftKey, writeMergedCheckpoint, writePeftAdapter } from "./peft.ts";
@@ -118,24 +123,38 @@ export async function writeLoraFixtureFolders(name: LoraFixtureName, out: string
   return reference;
 }
 
-/** The reference's token batch with PPO extras and token-mean weights, the base beside it. */
-export function loraReferenceBatch(reference: LoraReference): HfLoraBatch {
-  const B = reference.ids.length;
-  const T = reference.ids[0].length;
-  const shape = [B, T];
-  const mask = reference.mask.flat();
-  const count = mask.reduce((a, b) => a + b, 0);
+/**
+ * A fixture's token batch: ids [B,T], token-mean weights over the masked (response) tokens, as the
+ * reference scripts' losses weigh them, and with `ppo` the PPO extras (per-token old log-probs and
+ * advantages, unit loss scales, token-mean metric scales).
+ */
+export function referenceTokenBatch(
+  ids: number[][],
+  mask: number[][],
+  ppo?: { oldLogprobs: ArrayLike<number>; advantages: ArrayLike<number> },
+): TokenBatch {
+  const shape = [ids.length, ids[0].length];
+  const flat = mask.flat();
+  const count = flat.reduce((a, b) => a + b, 0);
   const perToken = (values: ArrayLike<number>) => np.array(Float32Array.from(values), { shape });
   return {
-    ids: np.array(Int32Array.from(reference.ids.flat()), { shape, dtype: np.int32 }),
-    // Token mean over the counted (response) tokens, as the script's losses.
-    weights: perToken(mask.map((m) => m / count)),
-    extra: {
-      oldLogprobs: perToken(reference.oldLogprobs),
-      advantages: perToken(reference.advantages),
-      lossScale: perToken(mask.map(() => 1)),
-      metricScale: perToken(mask.map((m) => m / count)),
-    },
+    ids: np.array(Int32Array.from(ids.flat()), { shape, dtype: np.int32 }),
+    weights: perToken(flat.map((m) => m / count)),
+    extra: ppo
+      ? {
+          oldLogprobs: perToken(ppo.oldLogprobs),
+          advantages: perToken(ppo.advantages),
+          lossScale: perToken(flat.map(() => 1)),
+          metricScale: perToken(flat.map((m) => m / count)),
+        }
+      : {},
+  };
+}
+
+/** The LoRA reference's token batch with PPO extras, the base beside it. */
+export function loraReferenceBatch(reference: LoraReference): HfLoraBatch {
+  return {
+    ...referenceTokenBatch(reference.ids, reference.mask, reference),
     base: treeFromHost<HfParams>(reference.base.tensors),
   };
 }
