@@ -217,7 +217,7 @@ test("writeSafetensorsFile writes encodeSafetensors' bytes, float32 narrowed or 
       "b.weight": {
         dtype: "float32",
         shape: [2, 3],
-        data: Float32Array.of(1, -2.5, 3.14159, 1e-8, 65504, -0),
+        data: Float32Array.of(1, -2.5, 3.25, 1e-8, 65504, -0),
       },
       "a.ids": { dtype: "int32", shape: [3], data: Int32Array.of(7, -1, 2 ** 30) },
       "c.bias": { dtype: "float32", shape: [1], data: Float32Array.of(0.1) },
