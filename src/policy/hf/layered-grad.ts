@@ -21,8 +21,9 @@
  *    adapter gradient.
  *
  * Step 4 recomputes the forward of step 2: about a third more arithmetic than the fused program,
- * as PyTorch's gradient checkpointing costs. Dropout masks are drawn from one key per (micro-batch,
- * layer), the same in the forward and in its recomputation.
+ * as PyTorch's gradient checkpointing costs. A micro-batch's rows go through 1–4 in groups of at
+ * most GROUP_TOKENS tokens (their sums are the batch's). Dropout masks are drawn from one key per
+ * (micro-batch, row group, layer), the same in the forward and in its recomputation.
  *
  * B=batch rows, T=time, D=hidden, N=head-chunk tokens, V=vocabulary, L=layers.
  */
